@@ -1,0 +1,275 @@
+//! Invocations: what an op is asked to do, abstractly (shapes, dtypes, params).
+
+use std::any::Any;
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt::{self, Write as _};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use crate::DeviceFingerprint;
+
+/// One value of an abstract signature.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum SigValue {
+    /// A flag, e.g. `causal`.
+    Bool(bool),
+    /// A size or count.
+    Int(i64),
+    /// A real parameter, e.g. a softcap.
+    Float(f64),
+    /// A name, e.g. a dtype.
+    Str(String),
+    /// A shape.
+    Dims(Vec<u64>),
+}
+
+impl fmt::Display for SigValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Bool(b) => write!(f, "{b}"),
+            Self::Int(i) => write!(f, "{i}"),
+            // `{:?}` prints the shortest text that round-trips, so it is canonical.
+            Self::Float(x) => write!(f, "{x:?}"),
+            Self::Str(s) => write!(f, "{s:?}"),
+            Self::Dims(d) => write!(f, "{d:?}"),
+        }
+    }
+}
+
+impl From<bool> for SigValue {
+    fn from(v: bool) -> Self {
+        Self::Bool(v)
+    }
+}
+impl From<i64> for SigValue {
+    fn from(v: i64) -> Self {
+        Self::Int(v)
+    }
+}
+impl From<usize> for SigValue {
+    fn from(v: usize) -> Self {
+        Self::Int(i64::try_from(v).unwrap_or(i64::MAX))
+    }
+}
+impl From<u32> for SigValue {
+    fn from(v: u32) -> Self {
+        Self::Int(i64::from(v))
+    }
+}
+impl From<f64> for SigValue {
+    fn from(v: f64) -> Self {
+        Self::Float(v)
+    }
+}
+impl From<&str> for SigValue {
+    fn from(v: &str) -> Self {
+        Self::Str(v.to_string())
+    }
+}
+impl From<String> for SigValue {
+    fn from(v: String) -> Self {
+        Self::Str(v)
+    }
+}
+impl From<Vec<u64>> for SigValue {
+    fn from(v: Vec<u64>) -> Self {
+        Self::Dims(v)
+    }
+}
+impl From<&[usize]> for SigValue {
+    fn from(v: &[usize]) -> Self {
+        Self::Dims(v.iter().map(|&d| d as u64).collect())
+    }
+}
+
+/// The abstract signature of a call: named values in a canonical (sorted) order.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Signature(BTreeMap<Cow<'static, str>, SigValue>);
+
+impl Signature {
+    /// An empty signature.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds or replaces `name`.
+    pub fn with(mut self, name: impl Into<Cow<'static, str>>, value: impl Into<SigValue>) -> Self {
+        self.0.insert(name.into(), value.into());
+        self
+    }
+
+    /// The value of `name`, if present.
+    pub fn get(&self, name: &str) -> Option<&SigValue> {
+        self.0.get(name)
+    }
+
+    /// The integer value of `name`, if present and an integer.
+    pub fn int(&self, name: &str) -> Option<i64> {
+        match self.get(name) {
+            Some(SigValue::Int(i)) => Some(*i),
+            _ => None,
+        }
+    }
+
+    /// Replaces the integer `name` by the next power of two at or above it, so that nearby
+    /// sizes share one call key (and one tuned config). Non-integers are left alone.
+    pub fn bucket_pow2(mut self, name: &str) -> Self {
+        if let Some(SigValue::Int(v)) = self.0.get_mut(name) {
+            *v = bucket_pow2(*v);
+        }
+        self
+    }
+
+    /// Iterates over `(name, value)` in canonical order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &SigValue)> {
+        self.0.iter().map(|(k, v)| (k.as_ref(), v))
+    }
+
+    /// The canonical text: `name=value` pairs in sorted order, separated by `;`.
+    pub fn canonical(&self) -> String {
+        let mut out = String::new();
+        for (i, (k, v)) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.push(';');
+            }
+            // Writing into a String cannot fail.
+            let _ = write!(out, "{k}={v}");
+        }
+        out
+    }
+}
+
+/// The next power of two at or above `v` (values below 1 become 1; huge values saturate).
+pub fn bucket_pow2(v: i64) -> i64 {
+    if v <= 1 {
+        return 1;
+    }
+    (v as u64)
+        .checked_next_power_of_two()
+        .and_then(|p| i64::try_from(p).ok())
+        .unwrap_or(i64::MAX)
+}
+
+/// An explicit config given by the caller (the override tier), type-erased.
+#[derive(Clone)]
+pub struct OverrideConfig {
+    value: Arc<dyn Any + Send + Sync>,
+    debug: String,
+}
+
+impl OverrideConfig {
+    /// Wraps a config.
+    pub fn new<C: fmt::Debug + Send + Sync + 'static>(config: C) -> Self {
+        let debug = format!("{config:?}");
+        Self {
+            value: Arc::new(config),
+            debug,
+        }
+    }
+
+    /// The config, if it has type `C`.
+    pub fn get<C: 'static>(&self) -> Option<&C> {
+        self.value.downcast_ref::<C>()
+    }
+}
+
+impl fmt::Debug for OverrideConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.debug)
+    }
+}
+
+/// One call of an op, abstractly: which op, its signature, the device and an optional
+/// explicit config. Launchers build it from validated inputs.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Invocation {
+    op: String,
+    signature: Signature,
+    fingerprint: DeviceFingerprint,
+    #[serde(skip)]
+    override_config: Option<OverrideConfig>,
+}
+
+impl Invocation {
+    /// A call of `op` with `signature` on the device described by `fingerprint`.
+    pub fn new(
+        op: impl Into<String>,
+        signature: Signature,
+        fingerprint: DeviceFingerprint,
+    ) -> Self {
+        Self {
+            op: op.into(),
+            signature,
+            fingerprint,
+            override_config: None,
+        }
+    }
+
+    /// Sets an explicit config: the override tier then answers, after validation.
+    pub fn with_override<C: fmt::Debug + Send + Sync + 'static>(mut self, config: C) -> Self {
+        self.override_config = Some(OverrideConfig::new(config));
+        self
+    }
+
+    /// The op id.
+    pub fn op(&self) -> &str {
+        &self.op
+    }
+
+    /// The abstract signature.
+    pub fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    /// The device.
+    pub fn fingerprint(&self) -> &DeviceFingerprint {
+        &self.fingerprint
+    }
+
+    /// The explicit config, if any.
+    pub fn override_config(&self) -> Option<&OverrideConfig> {
+        self.override_config.as_ref()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_text_is_sorted_and_typed() {
+        let s = Signature::new()
+            .with("seq_q", 4096usize)
+            .with("dtype", "bf16")
+            .with("causal", true)
+            .with("scale", 0.125);
+        assert_eq!(
+            s.canonical(),
+            "causal=true;dtype=\"bf16\";scale=0.125;seq_q=4096"
+        );
+    }
+
+    #[test]
+    fn buckets_round_up_to_powers_of_two() {
+        assert_eq!(bucket_pow2(0), 1);
+        assert_eq!(bucket_pow2(1), 1);
+        assert_eq!(bucket_pow2(3), 4);
+        assert_eq!(bucket_pow2(4096), 4096);
+        assert_eq!(bucket_pow2(4097), 8192);
+        assert_eq!(bucket_pow2(i64::MAX), i64::MAX);
+        let s = Signature::new().with("len", 1000usize).bucket_pow2("len");
+        assert_eq!(s.int("len"), Some(1024));
+    }
+
+    #[test]
+    fn override_is_typed() {
+        let o = OverrideConfig::new(7u32);
+        assert_eq!(o.get::<u32>(), Some(&7));
+        assert_eq!(o.get::<i32>(), None);
+        assert_eq!(format!("{o:?}"), "7");
+    }
+}

@@ -1,0 +1,365 @@
+//! The Selector: answers "which config?" through seven tiers, first hit wins:
+//! override, overlay, memory cache, disk cache, autotune, heuristic, error.
+
+mod autotune;
+mod disk_cache;
+mod heuristic;
+mod memory_cache;
+mod overlay;
+mod overrides;
+
+use std::sync::{Mutex, OnceLock, RwLock};
+
+pub use disk_cache::{CACHE_SCHEMA, DiskCache, DiskEntry};
+pub use memory_cache::{MEMORY_CACHE_CAPACITY, MemoryCache};
+pub use overlay::{Overlay, OverlayGuard, overlay, overlay_depth};
+
+use crate::record::Recorder;
+use crate::tuner::{Benchmark, TuneReport};
+use crate::{
+    Autotune, CacheMiss, CallKey, Event, EventKind, Hook, Invocation, Op, Policy, Tier, TuneError,
+};
+
+/// A chosen config and the tier that answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Choice<C> {
+    /// The config.
+    pub config: C,
+    /// Which tier answered.
+    pub tier: Tier,
+}
+
+/// Chooses kernel configs. One per process is usual ([`Selector::global`]); tests make their
+/// own on a temporary cache directory.
+pub struct Selector {
+    policy: Policy,
+    memory: MemoryCache,
+    disk: Option<DiskCache>,
+    recorder: Option<Recorder>,
+    hook: RwLock<Option<Hook>>,
+    /// One tune at a time: concurrent benchmarks would disturb each other's timings.
+    tuning: Mutex<()>,
+}
+
+impl Selector {
+    /// A selector with `policy`. Without a usable cache directory the disk tier is off.
+    pub fn new(policy: Policy) -> Self {
+        let dir = policy.resolved_cache_dir();
+        if policy.disk_cache && dir.is_none() {
+            log::warn!(
+                "flint: no cache directory on this platform; set FLINT_CACHE_DIR to persist tuned configs"
+            );
+        }
+        let disk = dir
+            .as_deref()
+            .filter(|_| policy.disk_cache)
+            .map(DiskCache::new);
+        let recorder = dir.as_deref().filter(|_| policy.record).map(Recorder::new);
+        Self {
+            policy,
+            memory: MemoryCache::default(),
+            disk,
+            recorder,
+            hook: RwLock::new(None),
+            tuning: Mutex::new(()),
+        }
+    }
+
+    /// The process-wide selector, with the policy read from the environment once.
+    ///
+    /// # Errors
+    /// The environment holds a value the policy does not accept (see [`Policy::from_env`]).
+    pub fn global() -> Result<&'static Selector, &'static TuneError> {
+        static GLOBAL: OnceLock<Result<Selector, TuneError>> = OnceLock::new();
+        GLOBAL
+            .get_or_init(|| Policy::from_env().map(Selector::new))
+            .as_ref()
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// The memory tier.
+    pub fn memory(&self) -> &MemoryCache {
+        &self.memory
+    }
+
+    /// The disk tier, if enabled.
+    pub fn disk(&self) -> Option<&DiskCache> {
+        self.disk.as_ref()
+    }
+
+    /// Sends every event to `hook` as well as to `log` (replacing any previous hook).
+    pub fn set_hook(&self, hook: Option<Hook>) {
+        *self.hook.write().unwrap_or_else(|p| p.into_inner()) = hook;
+    }
+
+    /// Reports an event to `log` and to the hook.
+    pub(crate) fn emit(&self, op: &str, key: &CallKey, kind: impl FnOnce() -> EventKind) {
+        let hook = self.hook.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let event = Event {
+            op,
+            key,
+            kind: kind(),
+        };
+        log::log!(event.level(), "{event}");
+        if let Some(hook) = hook {
+            hook(&event);
+        }
+    }
+
+    /// Chooses the config for `inv`. `bench` runs the op on the real inputs; without it the
+    /// autotune tier is skipped.
+    ///
+    /// # Errors
+    /// [`TuneError::InvalidOverride`] for a bad explicit config, [`TuneError::WrongOp`] for
+    /// an invocation of another op, and [`TuneError::NoConfig`] when every tier missed.
+    pub fn choose<O: Op>(
+        &self,
+        op: &O,
+        inv: &Invocation,
+        bench: Option<&mut dyn Benchmark<O::Config>>,
+    ) -> Result<Choice<O::Config>, TuneError> {
+        if inv.op() != op.id() {
+            return Err(TuneError::WrongOp {
+                expected: op.id().to_string(),
+                got: inv.op().to_string(),
+            });
+        }
+        let key = op.key(inv);
+        let hit = |tier: Tier, config: O::Config| {
+            self.emit(op.id(), &key, || EventKind::Hit {
+                tier,
+                config: format!("{config:?}"),
+            });
+            Choice { config, tier }
+        };
+        let mut misses = Vec::new();
+
+        if let Some(result) = overrides::lookup(op, inv) {
+            return result.map(|config| hit(Tier::Override, config));
+        }
+        match overlay::lookup::<O::Config>(op.id(), &key) {
+            Some(Ok(config)) => match op.check(inv, &config) {
+                Ok(()) => return Ok(hit(Tier::Overlay, config)),
+                Err(why) => self.reject(op, &key, Tier::Overlay, &mut misses, why),
+            },
+            Some(Err(why)) => self.reject(op, &key, Tier::Overlay, &mut misses, why),
+            None => {}
+        }
+        if let Some(config) = self
+            .memory
+            .get(inv.fingerprint(), op.id(), op.version(), &key)
+        {
+            return Ok(hit(Tier::Memory, config));
+        }
+        misses.push((Tier::Memory, "no entry".to_string()));
+        if let Some(recorder) = &self.recorder
+            && let Err(why) = recorder.record(inv, &key)
+        {
+            log::warn!("flint: could not record invocation: {why}");
+        }
+        if let Some(config) = self.disk_lookup(op, inv, &key, &mut misses) {
+            self.memory.insert(
+                inv.fingerprint(),
+                op.id(),
+                op.version(),
+                &key,
+                config.clone(),
+            );
+            return Ok(hit(Tier::Disk, config));
+        }
+
+        match (self.policy.autotune, self.policy.cache_miss, bench) {
+            (Autotune::On, CacheMiss::Autotune, Some(bench)) => {
+                match self.tune_and_store(op, inv, &key, bench) {
+                    Ok(choice) => return Ok(choice),
+                    Err(why) => misses.push((Tier::Autotune, why)),
+                }
+            }
+            (Autotune::Off, ..) => misses.push((Tier::Autotune, "disabled by policy".into())),
+            (_, CacheMiss::Heuristic, _) => misses.push((
+                Tier::Autotune,
+                "policy answers misses with the heuristic".into(),
+            )),
+            (_, _, None) => misses.push((Tier::Autotune, "no benchmark for this call".into())),
+        }
+
+        if self.policy.heuristics {
+            match heuristic::lookup(op, inv) {
+                Ok(config) => return Ok(hit(Tier::Heuristic, config)),
+                Err(why) => misses.push((Tier::Heuristic, why)),
+            }
+        } else {
+            misses.push((Tier::Heuristic, "disabled by policy".into()));
+        }
+
+        let err = TuneError::NoConfig {
+            op: op.id().to_string(),
+            key: key.to_string(),
+            misses,
+        };
+        self.emit(op.id(), &key, || EventKind::Failed {
+            reason: err.to_string(),
+        });
+        Err(err)
+    }
+
+    /// Benchmarks the candidates of `inv` now, whatever the caches hold, and stores the
+    /// winner in memory and on disk (e.g. `flint tune`).
+    ///
+    /// # Errors
+    /// [`TuneError::NoConfig`] when autotuning is off or every candidate failed.
+    pub fn tune<O: Op>(
+        &self,
+        op: &O,
+        inv: &Invocation,
+        bench: &mut dyn Benchmark<O::Config>,
+    ) -> Result<TuneReport<O::Config>, TuneError> {
+        let key = op.key(inv);
+        let fail = |why: String| TuneError::NoConfig {
+            op: op.id().to_string(),
+            key: key.to_string(),
+            misses: vec![(Tier::Autotune, why)],
+        };
+        if self.policy.autotune == Autotune::Off {
+            return Err(fail("disabled by policy".into()));
+        }
+        let _one_at_a_time = self.tuning.lock().unwrap_or_else(|p| p.into_inner());
+        let report = autotune::run(self, op, inv, &key, bench).map_err(fail)?;
+        if let Some((config, stats)) = report.best() {
+            self.store(
+                op,
+                inv,
+                &key,
+                config.clone(),
+                stats.median.as_secs_f64() * 1e6,
+            );
+        }
+        Ok(report)
+    }
+
+    fn tune_and_store<O: Op>(
+        &self,
+        op: &O,
+        inv: &Invocation,
+        key: &CallKey,
+        bench: &mut dyn Benchmark<O::Config>,
+    ) -> Result<Choice<O::Config>, String> {
+        let _one_at_a_time = self.tuning.lock().unwrap_or_else(|p| p.into_inner());
+        // Another thread may have tuned this key while we waited.
+        if let Some(config) = self
+            .memory
+            .get(inv.fingerprint(), op.id(), op.version(), key)
+        {
+            self.emit(op.id(), key, || EventKind::Hit {
+                tier: Tier::Memory,
+                config: format!("{config:?}"),
+            });
+            return Ok(Choice {
+                config,
+                tier: Tier::Memory,
+            });
+        }
+        let report = autotune::run(self, op, inv, key, bench)?;
+        let (config, stats) = report
+            .best()
+            .ok_or_else(|| "no candidate ran".to_string())?;
+        self.store(
+            op,
+            inv,
+            key,
+            config.clone(),
+            stats.median.as_secs_f64() * 1e6,
+        );
+        Ok(Choice {
+            config: config.clone(),
+            tier: Tier::Autotune,
+        })
+    }
+
+    fn store<O: Op>(
+        &self,
+        op: &O,
+        inv: &Invocation,
+        key: &CallKey,
+        config: O::Config,
+        median_us: f64,
+    ) {
+        self.memory.insert(
+            inv.fingerprint(),
+            op.id(),
+            op.version(),
+            key,
+            config.clone(),
+        );
+        let Some(disk) = &self.disk else { return };
+        let value = match serde_yaml::to_value(&config) {
+            Ok(v) => v,
+            Err(e) => {
+                self.emit(op.id(), key, || EventKind::CacheWriteFailed {
+                    reason: format!("config does not serialise: {e}"),
+                });
+                return;
+            }
+        };
+        let entry = DiskEntry::tuned(key, value, median_us);
+        if let Err(reason) = disk.put(inv.fingerprint(), op.id(), op.version(), key, entry) {
+            self.emit(op.id(), key, || EventKind::CacheWriteFailed { reason });
+        }
+    }
+
+    fn disk_lookup<O: Op>(
+        &self,
+        op: &O,
+        inv: &Invocation,
+        key: &CallKey,
+        misses: &mut Vec<(Tier, String)>,
+    ) -> Option<O::Config> {
+        let Some(disk) = &self.disk else {
+            misses.push((Tier::Disk, "disabled by policy".into()));
+            return None;
+        };
+        let Some(entry) = disk.get(inv.fingerprint(), op.id(), op.version(), key) else {
+            misses.push((Tier::Disk, "no entry".into()));
+            return None;
+        };
+        let config = match serde_yaml::from_value::<O::Config>(entry.config) {
+            Ok(config) => config,
+            Err(e) => {
+                self.reject(
+                    op,
+                    key,
+                    Tier::Disk,
+                    misses,
+                    format!("undecodable config: {e}"),
+                );
+                return None;
+            }
+        };
+        match op.check(inv, &config) {
+            Ok(()) => Some(config),
+            Err(why) => {
+                self.reject(op, key, Tier::Disk, misses, format!("{config:?}: {why}"));
+                None
+            }
+        }
+    }
+
+    fn reject<O: Op>(
+        &self,
+        op: &O,
+        key: &CallKey,
+        tier: Tier,
+        misses: &mut Vec<(Tier, String)>,
+        reason: String,
+    ) {
+        self.emit(op.id(), key, || EventKind::Rejected {
+            tier,
+            reason: reason.clone(),
+        });
+        misses.push((tier, format!("rejected: {reason}")));
+    }
+}

@@ -1,0 +1,331 @@
+//! Each selector tier answers in order, asserted through events.
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use common::*;
+use flint_tune::{
+    Autotune, CacheMiss, EventKind, Overlay, Policy, Tier, TuneError, overlay, overlay_depth,
+};
+
+#[test]
+fn tiers_answer_in_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let calls = Arc::new(Mutex::new(0));
+    let (selector, events) = selector_on(dir.path());
+    let mut b = bench(calls.clone());
+
+    // 5. autotune: first call on a new bucket; 256 fails, 128 wins.
+    let c = selector.choose(&FAKE, &inv(1000), Some(&mut b)).unwrap();
+    assert_eq!((c.config.block, c.tier), (128, Tier::Autotune));
+    let tuned_calls = *calls.lock().unwrap();
+    assert_eq!(
+        tuned_calls,
+        3 * 4 + 1,
+        "3 candidates x (1 warmup + 3 samples) + 1 failure"
+    );
+    assert!(events.lock().unwrap().iter().any(|k| matches!(
+        k,
+        EventKind::CandidateFailed { reason, .. } if reason == "exceeds shared memory"
+    )));
+
+    // 3. memory: same bucket (1000 and 1024 share the key), no benchmarking.
+    let c = selector.choose(&FAKE, &inv(1024), Some(&mut b)).unwrap();
+    assert_eq!((c.config.block, c.tier), (128, Tier::Memory));
+    assert_eq!(*calls.lock().unwrap(), tuned_calls);
+
+    // 4. disk: a new selector on the same directory, i.e. a new process.
+    let (second, second_events) = selector_on(dir.path());
+    let c = second.choose(&FAKE, &inv(1000), Some(&mut b)).unwrap();
+    assert_eq!((c.config.block, c.tier), (128, Tier::Disk));
+    assert_eq!(
+        *calls.lock().unwrap(),
+        tuned_calls,
+        "a disk hit must not benchmark"
+    );
+    let c = second.choose(&FAKE, &inv(1000), None).unwrap();
+    assert_eq!(c.tier, Tier::Memory, "a disk hit is promoted to memory");
+
+    // 2. overlay beats the caches.
+    {
+        let _g = overlay(Overlay::new().set(&FAKE, BlockConfig { block: 32 }));
+        let c = second.choose(&FAKE, &inv(1000), None).unwrap();
+        assert_eq!((c.config.block, c.tier), (32, Tier::Overlay));
+        // 1. override beats the overlay.
+        let c = second
+            .choose(
+                &FAKE,
+                &inv(1000).with_override(BlockConfig { block: 512 }),
+                None,
+            )
+            .unwrap();
+        assert_eq!((c.config.block, c.tier), (512, Tier::Override));
+    }
+
+    // 6. heuristic: a new bucket with no benchmark.
+    let c = second.choose(&FAKE, &inv(5000), None).unwrap();
+    assert_eq!((c.config.block, c.tier), (64, Tier::Heuristic));
+
+    assert_eq!(hits(&events), vec![Tier::Autotune, Tier::Memory]);
+    assert_eq!(
+        hits(&second_events),
+        vec![
+            Tier::Disk,
+            Tier::Memory,
+            Tier::Overlay,
+            Tier::Override,
+            Tier::Heuristic
+        ]
+    );
+}
+
+#[test]
+fn error_tier_names_every_miss() {
+    let policy = Policy::default()
+        .with_disk_cache(false)
+        .with_heuristics(false)
+        .with_autotune(Autotune::Off);
+    let (selector, events) = with_policy(policy);
+    let err = selector.choose(&FAKE, &inv(10), None).unwrap_err();
+    let TuneError::NoConfig { op, misses, .. } = &err else {
+        panic!("expected NoConfig, got {err:?}")
+    };
+    assert_eq!(op, "fake_op");
+    let tiers: Vec<Tier> = misses.iter().map(|(t, _)| *t).collect();
+    assert_eq!(
+        tiers,
+        vec![Tier::Memory, Tier::Disk, Tier::Autotune, Tier::Heuristic]
+    );
+    let text = err.to_string();
+    assert!(
+        text.starts_with("no configuration for op `fake_op`"),
+        "{text}"
+    );
+    assert!(text.contains("autotune: disabled by policy"), "{text}");
+    assert!(matches!(
+        events.lock().unwrap().last(),
+        Some(EventKind::Failed { .. })
+    ));
+}
+
+#[test]
+fn heuristic_failure_is_reported() {
+    let (selector, _) = with_policy(Policy::default().with_disk_cache(false));
+    let bad = flint_tune::Invocation::new(
+        "fake_op",
+        flint_tune::Signature::new().with("len", -3i64),
+        fingerprint(),
+    );
+    let err = selector.choose(&FAKE, &bad, None).unwrap_err().to_string();
+    assert!(
+        err.contains("heuristic: needs a non-negative `len`"),
+        "{err}"
+    );
+}
+
+#[test]
+fn all_candidates_failing_falls_back_to_the_heuristic() {
+    let (selector, events) = with_policy(Policy::default().with_disk_cache(false));
+    let mut failing =
+        |_: &BlockConfig| -> Result<std::time::Duration, String> { Err("boom".into()) };
+    let c = selector.choose(&FAKE, &inv(8), Some(&mut failing)).unwrap();
+    assert_eq!(c.tier, Tier::Heuristic);
+    let failures = events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|k| matches!(k, EventKind::CandidateFailed { .. }))
+        .count();
+    assert_eq!(failures, 4);
+}
+
+#[test]
+fn bad_override_is_an_error_not_ignored() {
+    let (selector, _) = with_policy(Policy::default().with_disk_cache(false));
+    let err = selector
+        .choose(
+            &FAKE,
+            &inv(8).with_override(BlockConfig { block: 100 }),
+            None,
+        )
+        .unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "override config BlockConfig { block: 100 } for op `fake_op` is invalid: \
+         block 100 is not a power of two up to 1024"
+    );
+    let err = selector
+        .choose(&FAKE, &inv(8).with_override(7u8), None)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("expected a config of type"),
+        "{err}"
+    );
+}
+
+#[test]
+fn invalid_overlay_entry_is_rejected_and_the_next_tier_answers() {
+    let (selector, events) = with_policy(Policy::default().with_disk_cache(false));
+    let _g = overlay(Overlay::new().set(&FAKE, BlockConfig { block: 3 }));
+    let c = selector.choose(&FAKE, &inv(8), None).unwrap();
+    assert_eq!(c.tier, Tier::Heuristic);
+    assert!(events.lock().unwrap().iter().any(|k| matches!(
+        k,
+        EventKind::Rejected {
+            tier: Tier::Overlay,
+            ..
+        }
+    )));
+}
+
+#[test]
+fn wrong_op_is_an_error() {
+    let (selector, _) = with_policy(Policy::default().with_disk_cache(false));
+    let other = flint_tune::Invocation::new("other", flint_tune::Signature::new(), fingerprint());
+    assert!(matches!(
+        selector.choose(&FAKE, &other, None),
+        Err(TuneError::WrongOp { .. })
+    ));
+}
+
+#[test]
+fn heuristic_policy_skips_autotune_but_explicit_tune_works() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = Policy::default()
+        .with_cache_dir(dir.path())
+        .with_cache_miss(CacheMiss::Heuristic)
+        .with_samples(0, 1);
+    let (selector, _) = with_policy(policy);
+    let calls = Arc::new(Mutex::new(0));
+    let mut b = bench(calls.clone());
+    let c = selector.choose(&FAKE, &inv(8), Some(&mut b)).unwrap();
+    assert_eq!(c.tier, Tier::Heuristic);
+    assert_eq!(*calls.lock().unwrap(), 0);
+    let report = selector.tune(&FAKE, &inv(8), &mut b).unwrap();
+    assert_eq!(report.best().unwrap().0.block, 128);
+    let c = selector.choose(&FAKE, &inv(8), None).unwrap();
+    assert_eq!((c.config.block, c.tier), (128, Tier::Memory));
+
+    let off = Policy::default()
+        .with_disk_cache(false)
+        .with_autotune(Autotune::Off);
+    let (selector, _) = with_policy(off);
+    assert!(selector.tune(&FAKE, &inv(8), &mut b).is_err());
+}
+
+#[test]
+fn overlays_nest_and_pop_on_drop() {
+    let (selector, _) = with_policy(Policy::default().with_disk_cache(false));
+    let block = |s: &flint_tune::Selector| s.choose(&FAKE, &inv(8), None).unwrap();
+    assert_eq!(overlay_depth(), 0);
+    let outer = overlay(Overlay::new().set(&FAKE, BlockConfig { block: 32 }));
+    assert_eq!(block(&selector).config.block, 32);
+    {
+        let key = flint_tune::Op::key(&FAKE, &inv(8));
+        let _inner = overlay(Overlay::new().set_for_key(&FAKE, &key, BlockConfig { block: 512 }));
+        assert_eq!(overlay_depth(), 2);
+        assert_eq!(block(&selector).config.block, 512);
+        // The inner overlay is keyed: another bucket still sees the outer one.
+        let other = selector.choose(&FAKE, &inv(100), None).unwrap();
+        assert_eq!(other.config.block, 32);
+    }
+    assert_eq!(overlay_depth(), 1);
+    assert_eq!(block(&selector).config.block, 32);
+    drop(outer);
+    assert_eq!(overlay_depth(), 0);
+    assert_eq!(block(&selector).tier, Tier::Heuristic);
+}
+
+#[test]
+fn overlays_pop_during_a_panic() {
+    let result = std::panic::catch_unwind(|| {
+        let _g = overlay(Overlay::new().set(&FAKE, BlockConfig { block: 32 }));
+        assert_eq!(overlay_depth(), 1);
+        panic!("model code panicked");
+    });
+    assert!(result.is_err());
+    assert_eq!(overlay_depth(), 0);
+}
+
+#[test]
+fn overlays_are_per_thread() {
+    let _g = overlay(Overlay::new().set(&FAKE, BlockConfig { block: 32 }));
+    let depth_elsewhere = std::thread::spawn(overlay_depth).join().unwrap();
+    assert_eq!((overlay_depth(), depth_elsewhere), (1, 0));
+}
+
+#[test]
+fn memory_cache_under_eight_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let (selector, _) = selector_on(dir.path());
+    let selector = Arc::new(selector);
+    let calls = Arc::new(Mutex::new(0));
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let selector = selector.clone();
+            let calls = calls.clone();
+            std::thread::spawn(move || {
+                let mut b = bench(calls);
+                let mut tiers = Vec::new();
+                for i in 0..200 {
+                    // 4 buckets shared by all threads, plus one per thread.
+                    let len = if i % 2 == 0 {
+                        1 << (4 + (i / 2) % 4)
+                    } else {
+                        1 << (12 + t)
+                    };
+                    let c = selector.choose(&FAKE, &inv(len), Some(&mut b)).unwrap();
+                    assert_eq!(c.config.block, 128);
+                    tiers.push(c.tier);
+                }
+                tiers
+            })
+        })
+        .collect();
+    let tiers: Vec<Tier> = threads
+        .into_iter()
+        .flat_map(|t| t.join().unwrap())
+        .collect();
+    let tuned = tiers.iter().filter(|t| **t == Tier::Autotune).count();
+    // Each of the 4 + 8 buckets is tuned exactly once; the tune lock stops duplicates.
+    assert_eq!(tuned, 12);
+    assert_eq!(selector.memory().len(), 12);
+    assert_eq!(*calls.lock().unwrap(), 12 * 13);
+}
+
+#[test]
+fn keys_differ_between_devices_and_op_versions() {
+    use flint_tune::{DeviceFingerprint, Op};
+    let dir = tempfile::tempdir().unwrap();
+    let (selector, _) = selector_on(dir.path());
+    let calls = Arc::new(Mutex::new(0));
+    let mut b = bench(calls.clone());
+    selector.choose(&FAKE, &inv(8), Some(&mut b)).unwrap();
+
+    // Another device: its own file, so a fresh selector misses the disk.
+    let other_device = flint_tune::Invocation::new(
+        "fake_op",
+        inv(8).signature().clone(),
+        DeviceFingerprint::new("test-runtime", "other-device", "cc 2.0", "driver 1"),
+    );
+    let (fresh, _) = selector_on(dir.path());
+    assert_eq!(
+        fresh.choose(&FAKE, &other_device, None).unwrap().tier,
+        Tier::Heuristic
+    );
+
+    // A new op version: a new key and a new file.
+    let v2 = FakeOp { version: 2 };
+    assert_ne!(v2.key(&inv(8)), FAKE.key(&inv(8)));
+    assert_eq!(
+        fresh.choose(&v2, &inv(8), None).unwrap().tier,
+        Tier::Heuristic
+    );
+    assert_eq!(fresh.choose(&FAKE, &inv(8), None).unwrap().tier, Tier::Disk);
+    let disk = fresh.disk().unwrap();
+    assert_ne!(
+        disk.file_path(&fingerprint(), "fake_op", 1),
+        disk.file_path(&fingerprint(), "fake_op", 2)
+    );
+}
