@@ -187,18 +187,28 @@ impl DiskCache {
         // Re-read under the lock: another process may have added entries since our load.
         let mut entries = load(path, fp, op, version, Locked::Yes);
         entries.insert(key.digest().to_string(), entry);
-        let file = CacheFile {
-            schema: CACHE_SCHEMA,
-            op: op.to_string(),
-            op_version: version,
-            fingerprint: fp.clone(),
-            entries,
-        };
-        let text = serde_yaml::to_string(&file).map_err(|e| format!("cannot encode: {e}"))?;
-        locked_file::write_atomic(path, &text)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-        Ok(file.entries)
+        write_file(path, fp, op, version, &entries)?;
+        Ok(entries)
     }
+}
+
+/// Writes the whole file atomically.
+fn write_file(
+    path: &Path,
+    fp: &DeviceFingerprint,
+    op: &str,
+    version: u32,
+    entries: &Entries,
+) -> Result<(), String> {
+    let file = CacheFile {
+        schema: CACHE_SCHEMA,
+        op: op.to_string(),
+        op_version: version,
+        fingerprint: fp.clone(),
+        entries: entries.clone(),
+    };
+    let text = serde_yaml::to_string(&file).map_err(|e| format!("cannot encode: {e}"))?;
+    locked_file::write_atomic(path, &text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Whether the caller already holds the file's lock (flock is per open file, so taking it
@@ -210,41 +220,84 @@ enum Locked {
 }
 
 /// Reads `path`. Never fails: a bad file is logged and set aside (when the directory allows
-/// it) and reads as empty; a bad entry is logged and skipped.
+/// it); whole entries before a truncation are salvaged and written back; a bad entry is
+/// logged and skipped.
 fn load(path: &Path, fp: &DeviceFingerprint, op: &str, version: u32, locked: Locked) -> Entries {
-    let read = |path: &Path| -> Result<Entries, String> {
+    let read = |path: &Path| -> Result<Entries, (String, Entries)> {
         match locked_file::read_bounded(path) {
             Ok(None) => Ok(Entries::new()),
-            Ok(Some(text)) => parse(&text, fp, op, version),
-            Err(ReadFault::Bad(why)) => Err(why),
+            Ok(Some(text)) => parse(&text, fp, op, version)
+                .map_err(|why| (why, salvage(&text, fp, op, version))),
+            Err(ReadFault::Bad(why)) => Err((why, Entries::new())),
         }
     };
     let why = match read(path) {
         Ok(entries) => return entries,
-        Err(why) => why,
+        Err((why, _)) => why,
     };
-    let moved = match locked {
-        Locked::Yes => locked_file::set_aside(path).map(Some),
-        // Re-check under the lock, so that a good file another process just wrote is not
-        // moved by mistake.
-        Locked::No => FileLock::acquire(path).and_then(|_lock| match read(path) {
+    let repair = || -> Result<Option<(PathBuf, Entries)>, String> {
+        match read(path) {
+            // Another process replaced the file with a good one meanwhile.
             Ok(_) => Ok(None),
-            Err(_) => locked_file::set_aside(path).map(Some),
-        }),
+            Err((_, salvaged)) => {
+                let aside = locked_file::set_aside(path).map_err(|e| e.to_string())?;
+                if !salvaged.is_empty() {
+                    write_file(path, fp, op, version, &salvaged)?;
+                }
+                Ok(Some((aside, salvaged)))
+            }
+        }
     };
-    match moved {
-        Ok(Some(aside)) => log::warn!(
-            "flint cache file {} is unusable ({why}); moved to {} and rebuilding",
-            path.display(),
-            aside.display()
-        ),
-        Ok(None) => return read(path).unwrap_or_default(),
-        Err(e) => log::warn!(
-            "flint cache file {} is unusable ({why}) and could not be moved aside ({e}); ignoring it",
-            path.display()
-        ),
+    let repaired = match locked {
+        Locked::Yes => repair(),
+        Locked::No => FileLock::acquire(path)
+            .map_err(|e| e.to_string())
+            .and_then(|_lock| repair()),
+    };
+    match repaired {
+        Ok(Some((aside, salvaged))) => {
+            log::warn!(
+                "flint cache file {} is unusable ({why}); moved to {}, kept {} whole entries, rebuilding",
+                path.display(),
+                aside.display(),
+                salvaged.len()
+            );
+            salvaged
+        }
+        Ok(None) => read(path).unwrap_or_default(),
+        Err(e) => {
+            log::warn!(
+                "flint cache file {} is unusable ({why}) and could not be moved aside ({e}); ignoring it",
+                path.display()
+            );
+            Entries::new()
+        }
     }
-    Entries::new()
+}
+
+/// The entries of a file cut short (e.g. by a full disk under a non-atomic copy): retries
+/// the parse at each entry boundary, last first, and keeps the longest prefix that parses.
+fn salvage(text: &str, fp: &DeviceFingerprint, op: &str, version: u32) -> Entries {
+    let is_entry_start = |line: &str| {
+        line.len() == 2 + 32 + 1
+            && line.starts_with("  ")
+            && line.ends_with(':')
+            && line[2..34].bytes().all(|b| b.is_ascii_hexdigit())
+    };
+    let mut offset = 0;
+    let mut cuts = Vec::new();
+    for line in text.split_inclusive('\n') {
+        if is_entry_start(line.trim_end_matches('\n')) {
+            cuts.push(offset);
+        }
+        offset += line.len();
+    }
+    // Bounded: a file holds at most a few hundred entries, and the size limit caps the rest.
+    cuts.iter()
+        .rev()
+        .take(64)
+        .find_map(|&cut| parse(&text[..cut], fp, op, version).ok())
+        .unwrap_or_default()
 }
 
 fn parse(text: &str, fp: &DeviceFingerprint, op: &str, version: u32) -> Result<Entries, String> {
