@@ -1,1 +1,17 @@
-//! placeholder
+//! Flint's CubeCL kernels and the bridge between CubeCL and the selector.
+//!
+//! - [`fingerprint`] and [`DeviceLimits`] describe a CubeCL device to `flint-tune`.
+//! - [`CubeclBenchmark`] implements the Tuner's timing trait with CubeCL's profiler.
+//! - [`scale`] is a small tunable kernel that exercises the whole path.
+//!
+//! No Burn here: launchers take a CubeCL `ComputeClient` and buffer handles.
+#![warn(missing_docs)]
+
+mod device;
+mod error;
+pub mod scale;
+mod timing;
+
+pub use device::{DeviceLimits, fingerprint};
+pub use error::KernelError;
+pub use timing::CubeclBenchmark;

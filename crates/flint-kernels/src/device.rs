@@ -1,0 +1,147 @@
+//! The CubeCL side of a device: its fingerprint and the limits ops filter candidates by.
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+use cubecl::Runtime;
+use cubecl::prelude::ComputeClient;
+use flint_tune::DeviceFingerprint;
+
+/// The device limits that decide which kernel configs can run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceLimits {
+    /// Shared memory per cube, in bytes.
+    pub shared_memory: usize,
+    /// Units per cube.
+    pub max_units_per_cube: u32,
+    /// Largest vector width, in elements.
+    pub max_vector_size: usize,
+    /// Smallest and largest plane (warp) size.
+    pub plane_size: (u32, u32),
+    /// Whether plane (warp) operations are available.
+    pub plane_ops: bool,
+    /// Whether any cmma (tensor core) shape is available.
+    pub cmma: bool,
+}
+
+impl DeviceLimits {
+    /// The limits of `client`'s device.
+    pub fn of<R: Runtime>(client: &ComputeClient<R>) -> Self {
+        let props = client.properties();
+        let hw = &props.hardware;
+        Self {
+            shared_memory: hw.max_shared_memory_size,
+            max_units_per_cube: hw.max_units_per_cube,
+            max_vector_size: usize::from(hw.max_vector_size),
+            plane_size: (hw.plane_size_min, hw.plane_size_max),
+            plane_ops: props
+                .features
+                .plane
+                .contains(cubecl::features::Plane::Ops),
+            cmma: !props.features.matmul.cmma.is_empty(),
+        }
+    }
+}
+
+/// The fingerprint of `device`, computed once per process and device.
+///
+/// It names the runtime, the device (GPU or adapter name where the runtime can tell, else
+/// the device id), its compute capability or adapter details plus the limits kernels depend
+/// on, and the driver version.
+pub fn fingerprint<R: Runtime>(client: &ComputeClient<R>, device: &R::Device) -> DeviceFingerprint {
+    static CACHE: OnceLock<Mutex<HashMap<String, DeviceFingerprint>>> = OnceLock::new();
+    let runtime = R::name(client);
+    let id = format!("{runtime}/{device:?}");
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(fp) = cache.lock().unwrap_or_else(|p| p.into_inner()).get(&id) {
+        return fp.clone();
+    }
+    let native = identity(device as &dyn Any);
+    let limits = DeviceLimits::of(client);
+    let (name, compute, driver) = native.unwrap_or_else(|| (format!("{device:?}"), String::new(), "unknown".into()));
+    let compute = format!(
+        "{compute} smem={} units={} vec={} plane={}..{} plane_ops={} cmma={} sms={:?}",
+        limits.shared_memory,
+        limits.max_units_per_cube,
+        limits.max_vector_size,
+        limits.plane_size.0,
+        limits.plane_size.1,
+        limits.plane_ops,
+        limits.cmma,
+        client.properties().hardware.num_streaming_multiprocessors,
+    );
+    let fp = DeviceFingerprint::new(runtime, name, compute.trim(), driver);
+    cache.lock().unwrap_or_else(|p| p.into_inner()).insert(id, fp.clone());
+    fp
+}
+
+/// `(name, compute capability or adapter details, driver)` from the native API.
+fn identity(device: &dyn Any) -> Option<(String, String, String)> {
+    #[cfg(feature = "cuda")]
+    if let Some(d) = device.downcast_ref::<cubecl::cuda::CudaDevice>() {
+        return cuda_identity(d.index);
+    }
+    #[cfg(feature = "wgpu")]
+    if let Some(d) = device.downcast_ref::<cubecl::wgpu::WgpuDevice>() {
+        return wgpu_identity(d);
+    }
+    let _ = device;
+    None
+}
+
+#[cfg(feature = "cuda")]
+fn cuda_identity(index: usize) -> Option<(String, String, String)> {
+    use cudarc::driver::{result, sys::CUdevice_attribute as A};
+    result::init().ok()?;
+    let dev = result::device::get(i32::try_from(index).ok()?).ok()?;
+    let name = result::device::get_name(dev).ok()?;
+    // SAFETY: `dev` is a valid handle from `device::get`; the attributes are plain queries.
+    let (major, minor) = unsafe {
+        (
+            result::device::get_attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR).ok()?,
+            result::device::get_attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR).ok()?,
+        )
+    };
+    let mut version = 0i32;
+    // SAFETY: writes one int through a valid pointer.
+    let driver = unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut version) };
+    let driver = if driver == cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+        format!("{}.{}", version / 1000, (version % 1000) / 10)
+    } else {
+        "unknown".into()
+    };
+    Some((name, format!("sm_{major}{minor}"), driver))
+}
+
+#[cfg(feature = "wgpu")]
+fn wgpu_identity(device: &cubecl::wgpu::WgpuDevice) -> Option<(String, String, String)> {
+    use cubecl::wgpu::WgpuDevice as D;
+    use wgpu::DeviceType as T;
+    // Mirrors how cubecl picks an adapter for each device kind.
+    let wanted: Option<(T, usize)> = match device {
+        D::DiscreteGpu(i) => Some((T::DiscreteGpu, *i)),
+        D::IntegratedGpu(i) => Some((T::IntegratedGpu, *i)),
+        D::VirtualGpu(i) => Some((T::VirtualGpu, *i)),
+        D::Cpu => Some((T::Cpu, 0)),
+        _ => None,
+    };
+    let instance = wgpu::Instance::default();
+    let adapters = cubecl::future::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+    let infos: Vec<wgpu::AdapterInfo> = adapters.iter().map(|a| a.get_info()).collect();
+    let info = match wanted {
+        Some((kind, index)) => infos.iter().filter(|i| i.device_type == kind).nth(index),
+        // The default device: the same preference order as a high-performance request.
+        None => [T::DiscreteGpu, T::IntegratedGpu, T::VirtualGpu, T::Other, T::Cpu]
+            .iter()
+            .find_map(|kind| infos.iter().find(|i| i.device_type == *kind)),
+    }?;
+    Some((
+        info.name.clone(),
+        format!(
+            "{:?} {:?} vendor={:#x} device={:#x}",
+            info.backend, info.device_type, info.vendor, info.device
+        ),
+        format!("{} {}", info.driver, info.driver_info).trim().to_string(),
+    ))
+}

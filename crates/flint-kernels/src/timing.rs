@@ -1,0 +1,61 @@
+//! The Tuner's timing trait implemented with CubeCL's profiler.
+
+use std::marker::PhantomData;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Duration;
+
+use cubecl::Runtime;
+use cubecl::prelude::ComputeClient;
+use flint_tune::Benchmark;
+
+/// Times one launch of a kernel per call with `client.profile`, which synchronises the
+/// device and uses device timestamps where the runtime has them.
+pub struct CubeclBenchmark<'a, R: Runtime, C, F> {
+    client: &'a ComputeClient<R>,
+    name: &'static str,
+    launch: F,
+    _config: PhantomData<fn(&C)>,
+}
+
+impl<'a, R: Runtime, C, F> CubeclBenchmark<'a, R, C, F>
+where
+    F: FnMut(&C) -> Result<(), String> + Send,
+{
+    /// Benchmarks `launch`, which enqueues the kernel once with a given config on the real
+    /// inputs (it must be safe to repeat: write into a scratch or the real output).
+    pub fn new(client: &'a ComputeClient<R>, name: &'static str, launch: F) -> Self {
+        Self {
+            client,
+            name,
+            launch,
+            _config: PhantomData,
+        }
+    }
+}
+
+impl<R: Runtime, C: Sync, F> Benchmark<C> for CubeclBenchmark<'_, R, C, F>
+where
+    F: FnMut(&C) -> Result<(), String> + Send,
+{
+    fn run(&mut self, config: &C) -> Result<Duration, String> {
+        let launch = &mut self.launch;
+        // A candidate that makes the compiler or runtime panic is skipped like any other
+        // failure instead of taking the user's process down.
+        let profiled = catch_unwind(AssertUnwindSafe(|| {
+            self.client.profile(|| launch(config), self.name)
+        }))
+        .map_err(|panic| format!("panicked: {}", panic_message(&panic)))?;
+        let (result, duration) = profiled.map_err(|e| e.to_string())?;
+        result?;
+        let ticks = cubecl::future::block_on(duration.resolve());
+        Ok(ticks.duration())
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "unknown panic".into())
+}

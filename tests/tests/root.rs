@@ -1,0 +1,3 @@
+//! Flint's integration tests: one binary, a module per area.
+
+mod tune_e2e;

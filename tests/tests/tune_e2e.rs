@@ -1,0 +1,114 @@
+//! The selector end to end on a real CubeCL kernel over lavapipe: the first call
+//! autotunes and persists, a new selector (a "new process") answers from disk without
+//! benchmarking, and the chosen kernel computes the right thing.
+
+use std::sync::{Arc, Mutex};
+
+use flint_kernels::scale::{ScaleConfig, launch_scale};
+use flint_tests::{f32_bytes, lavapipe, random_f32, read_f32};
+use flint_tune::{EventKind, Policy, Selector, Tier};
+
+fn selector(dir: &std::path::Path) -> (Selector, Arc<Mutex<Vec<EventKind>>>) {
+    let selector = Selector::new(Policy::default().with_cache_dir(dir).with_samples(1, 3));
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink = events.clone();
+    selector.set_hook(Some(Arc::new(move |e: &flint_tune::Event<'_>| {
+        sink.lock().unwrap().push(e.kind.clone())
+    })));
+    (selector, events)
+}
+
+fn tunes(events: &Mutex<Vec<EventKind>>) -> usize {
+    events
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|k| matches!(k, EventKind::TuneStarted { .. }))
+        .count()
+}
+
+#[test]
+fn scale_autotunes_persists_and_reuses() {
+    let (client, device) = lavapipe();
+    let dir = tempfile::tempdir().unwrap();
+    let len = 1000;
+    let x = random_f32(len, 7);
+    let input = client.create_from_slice(&f32_bytes(&x));
+    let alpha = -1.75f32;
+    let expected: Vec<f64> = x.iter().map(|&v| f64::from(v) * f64::from(alpha)).collect();
+
+    let (first, first_events) = selector(dir.path());
+    let output = client.empty(len * 4);
+    let choice = launch_scale(&client, &device, &first, &input, &output, len, alpha, None).unwrap();
+    assert_eq!(choice.tier, Tier::Autotune);
+    assert_eq!(tunes(&first_events), 1);
+    assert_close(&read_f32(&client, output), &expected);
+
+    // The winner is on disk.
+    let files: Vec<_> = walk(dir.path())
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(text.contains(&format!("vector_size: {}", choice.config.vector_size)), "{text}");
+    assert!(text.contains("llvmpipe") || text.contains("lavapipe") || text.contains("Cpu"), "{text}");
+
+    // A second selector on the same directory: the disk answers, nothing is benchmarked.
+    let (second, second_events) = selector(dir.path());
+    let output = client.empty(len * 4);
+    let again = launch_scale(&client, &device, &second, &input, &output, 1024 - 24, alpha, None)
+        .unwrap();
+    assert_eq!((again.tier, again.config), (Tier::Disk, choice.config));
+    assert_eq!(tunes(&second_events), 0);
+    assert_close(&read_f32(&client, output), &expected);
+
+    // Every candidate gives the right answer, including an explicit override.
+    for config in [
+        ScaleConfig { vector_size: 1, cube_size: 64 },
+        ScaleConfig { vector_size: 4, cube_size: 256 },
+    ] {
+        let output = client.empty(len * 4);
+        let c = launch_scale(&client, &device, &second, &input, &output, len, alpha, Some(config))
+            .unwrap();
+        assert_eq!((c.tier, c.config), (Tier::Override, config));
+        assert_close(&read_f32(&client, output), &expected);
+    }
+}
+
+#[test]
+fn scale_rejects_bad_input_before_launch() {
+    let (client, device) = lavapipe();
+    let (selector, _) = selector(tempfile::tempdir().unwrap().path());
+    let buf = client.empty(16);
+    let err = launch_scale(&client, &device, &selector, &buf, &buf, 0, 1.0, None).unwrap_err();
+    assert_eq!(err.to_string(), "`len` must be in 1..=2^32-1, got 0");
+    let bad = ScaleConfig { vector_size: 4, cube_size: 64 };
+    let err = launch_scale(&client, &device, &selector, &buf, &buf, 3, 1.0, Some(bad))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("vector_size 4 does not divide len 3"), "{err}");
+}
+
+fn assert_close(got: &[f32], expected: &[f64]) {
+    assert_eq!(got.len(), expected.len());
+    for (i, (g, e)) in got.iter().zip(expected).enumerate() {
+        assert!(
+            (f64::from(*g) - e).abs() <= 1e-6 * e.abs().max(1.0),
+            "element {i}: got {g}, expected {e}"
+        );
+    }
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
