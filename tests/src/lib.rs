@@ -25,10 +25,7 @@ pub fn lavapipe() -> (
 }
 
 /// Reads a whole f32 buffer back.
-pub fn read_f32<R: Runtime>(
-    client: &ComputeClient<R>,
-    handle: cubecl::server::Handle,
-) -> Vec<f32> {
+pub fn read_f32<R: Runtime>(client: &ComputeClient<R>, handle: cubecl::server::Handle) -> Vec<f32> {
     let bytes = client
         .read_one(handle)
         .expect("reading back a buffer the test created");
@@ -40,7 +37,9 @@ pub fn read_f32<R: Runtime>(
 
 /// Deterministic, non-zero test data in [-2, 2): a small LCG, so no dependency on `rand`.
 pub fn random_f32(len: usize, seed: u64) -> Vec<f32> {
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut state = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
     (0..len)
         .map(|_| {
             state = state

@@ -33,12 +33,9 @@ impl DeviceLimits {
         Self {
             shared_memory: hw.max_shared_memory_size,
             max_units_per_cube: hw.max_units_per_cube,
-            max_vector_size: usize::from(hw.max_vector_size),
+            max_vector_size: hw.max_vector_size,
             plane_size: (hw.plane_size_min, hw.plane_size_max),
-            plane_ops: props
-                .features
-                .plane
-                .contains(cubecl::features::Plane::Ops),
+            plane_ops: props.features.plane.contains(cubecl::features::Plane::Ops),
             cmma: !props.features.matmul.cmma.is_empty(),
         }
     }
@@ -59,7 +56,8 @@ pub fn fingerprint<R: Runtime>(client: &ComputeClient<R>, device: &R::Device) ->
     }
     let native = identity(device as &dyn Any);
     let limits = DeviceLimits::of(client);
-    let (name, compute, driver) = native.unwrap_or_else(|| (format!("{device:?}"), String::new(), "unknown".into()));
+    let (name, compute, driver) =
+        native.unwrap_or_else(|| (format!("{device:?}"), String::new(), "unknown".into()));
     let compute = format!(
         "{compute} smem={} units={} vec={} plane={}..{} plane_ops={} cmma={} sms={:?}",
         limits.shared_memory,
@@ -72,7 +70,10 @@ pub fn fingerprint<R: Runtime>(client: &ComputeClient<R>, device: &R::Device) ->
         client.properties().hardware.num_streaming_multiprocessors,
     );
     let fp = DeviceFingerprint::new(runtime, name, compute.trim(), driver);
-    cache.lock().unwrap_or_else(|p| p.into_inner()).insert(id, fp.clone());
+    cache
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(id, fp.clone());
     fp
 }
 
@@ -99,8 +100,10 @@ fn cuda_identity(index: usize) -> Option<(String, String, String)> {
     // SAFETY: `dev` is a valid handle from `device::get`; the attributes are plain queries.
     let (major, minor) = unsafe {
         (
-            result::device::get_attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR).ok()?,
-            result::device::get_attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR).ok()?,
+            result::device::get_attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+                .ok()?,
+            result::device::get_attribute(dev, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+                .ok()?,
         )
     };
     let mut version = 0i32;
@@ -126,15 +129,26 @@ fn wgpu_identity(device: &cubecl::wgpu::WgpuDevice) -> Option<(String, String, S
         D::Cpu => Some((T::Cpu, 0)),
         _ => None,
     };
-    let instance = wgpu::Instance::default();
-    let adapters = cubecl::future::block_on(instance.enumerate_adapters(wgpu::Backends::all()));
+    // Primary backends only: cubecl runs on Vulkan/Metal/DX12, and probing GL logs errors.
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = wgpu::Backends::PRIMARY;
+    let instance =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| wgpu::Instance::new(desc)))
+            .ok()?;
+    let adapters = cubecl::future::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY));
     let infos: Vec<wgpu::AdapterInfo> = adapters.iter().map(|a| a.get_info()).collect();
     let info = match wanted {
         Some((kind, index)) => infos.iter().filter(|i| i.device_type == kind).nth(index),
         // The default device: the same preference order as a high-performance request.
-        None => [T::DiscreteGpu, T::IntegratedGpu, T::VirtualGpu, T::Other, T::Cpu]
-            .iter()
-            .find_map(|kind| infos.iter().find(|i| i.device_type == *kind)),
+        None => [
+            T::DiscreteGpu,
+            T::IntegratedGpu,
+            T::VirtualGpu,
+            T::Other,
+            T::Cpu,
+        ]
+        .iter()
+        .find_map(|kind| infos.iter().find(|i| i.device_type == *kind)),
     }?;
     Some((
         info.name.clone(),
@@ -142,6 +156,8 @@ fn wgpu_identity(device: &cubecl::wgpu::WgpuDevice) -> Option<(String, String, S
             "{:?} {:?} vendor={:#x} device={:#x}",
             info.backend, info.device_type, info.vendor, info.device
         ),
-        format!("{} {}", info.driver, info.driver_info).trim().to_string(),
+        format!("{} {}", info.driver, info.driver_info)
+            .trim()
+            .to_string(),
     ))
 }

@@ -131,19 +131,25 @@ impl fmt::Display for Event<'_> {
     }
 }
 
-impl Event<'_> {
-    /// The log level of this event: one info line per tune, warnings for failures, and
-    /// hot-path hits at trace level so that a warm call costs nothing.
+impl EventKind {
+    /// The log level of this kind of event: one info line per tune, warnings for failures,
+    /// and hot-path hits at trace level so that a warm call logs nothing by default.
     pub fn level(&self) -> log::Level {
-        match &self.kind {
-            EventKind::Hit { tier, .. } => match tier {
-                Tier::Memory | Tier::Override | Tier::Overlay => log::Level::Trace,
-                _ => log::Level::Debug,
-            },
-            EventKind::TuneStarted { .. } => log::Level::Debug,
-            EventKind::TuneFinished { .. } => log::Level::Info,
-            EventKind::CandidateFailed { .. } | EventKind::Rejected { .. } => log::Level::Info,
-            EventKind::CacheWriteFailed { .. } | EventKind::Failed { .. } => log::Level::Warn,
+        match self {
+            Self::Hit { tier, .. } => hit_level(*tier),
+            Self::TuneStarted { .. } => log::Level::Debug,
+            Self::TuneFinished { .. } => log::Level::Info,
+            Self::CandidateFailed { .. } | Self::Rejected { .. } => log::Level::Info,
+            Self::CacheWriteFailed { .. } | Self::Failed { .. } => log::Level::Warn,
         }
+    }
+}
+
+/// The level of a hit on `tier` (known before the event is built, so that a warm call
+/// formats nothing when nobody listens).
+pub(crate) fn hit_level(tier: Tier) -> log::Level {
+    match tier {
+        Tier::Memory | Tier::Override | Tier::Overlay => log::Level::Trace,
+        _ => log::Level::Debug,
     }
 }

@@ -12,6 +12,7 @@ use sha2::{Digest, Sha256};
 #[serde(from = "FingerprintParts", into = "FingerprintParts")]
 pub struct DeviceFingerprint {
     parts: FingerprintParts,
+    raw: [u8; 16],
     digest: String,
 }
 
@@ -72,6 +73,11 @@ impl DeviceFingerprint {
         &self.parts.flint
     }
 
+    /// The digest's 16 bytes (the hex digest, undecoded).
+    pub fn raw(&self) -> [u8; 16] {
+        self.raw
+    }
+
     /// A short, stable hex digest of every part; safe to use as a file name.
     pub fn digest(&self) -> &str {
         &self.digest
@@ -92,8 +98,14 @@ impl From<FingerprintParts> for DeviceFingerprint {
             hasher.update((part.len() as u64).to_le_bytes());
             hasher.update(part.as_bytes());
         }
-        let digest = hex16(&hasher.finalize());
-        Self { parts, digest }
+        let hash = hasher.finalize();
+        let mut raw = [0u8; 16];
+        raw.copy_from_slice(&hash[..16]);
+        Self {
+            parts,
+            raw,
+            digest: hex16(&raw),
+        }
     }
 }
 

@@ -14,6 +14,7 @@ use crate::fingerprint::hex16;
 /// reading the cache and the logs.
 #[derive(Clone, Debug)]
 pub struct CallKey {
+    raw: [u8; 16],
     digest: String,
     canonical: String,
 }
@@ -27,10 +28,19 @@ impl CallKey {
         hasher.update([0]);
         hasher.update(version.to_le_bytes());
         hasher.update(canonical.as_bytes());
+        let hash = hasher.finalize();
+        let mut raw = [0u8; 16];
+        raw.copy_from_slice(&hash[..16]);
         Self {
-            digest: hex16(&hasher.finalize()),
+            raw,
+            digest: hex16(&raw),
             canonical,
         }
+    }
+
+    /// The digest's 16 bytes (the hex digest, undecoded).
+    pub fn raw(&self) -> [u8; 16] {
+        self.raw
     }
 
     /// The hex digest (32 characters).
@@ -46,7 +56,7 @@ impl CallKey {
 
 impl PartialEq for CallKey {
     fn eq(&self, other: &Self) -> bool {
-        self.digest == other.digest
+        self.raw == other.raw
     }
 }
 
@@ -54,7 +64,7 @@ impl Eq for CallKey {}
 
 impl Hash for CallKey {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        self.digest.hash(state);
+        self.raw.hash(state);
     }
 }
 

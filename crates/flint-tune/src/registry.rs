@@ -5,11 +5,14 @@ use crate::Invocation;
 /// Why an implementation cannot run an invocation.
 pub type Refusal = Vec<String>;
 
+/// The support check of an implementation.
+type SupportFn = Box<dyn Fn(&Invocation) -> Result<(), Refusal> + Send + Sync>;
+
 /// One named implementation of an op (e.g. the `accelerated` or `portable` variant).
 pub struct Implementation<T> {
     name: &'static str,
     priority: i32,
-    supports: Box<dyn Fn(&Invocation) -> Result<(), Refusal> + Send + Sync>,
+    supports: SupportFn,
     payload: T,
 }
 

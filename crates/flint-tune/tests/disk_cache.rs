@@ -38,14 +38,20 @@ fn assert_recovers(dir: &Path) {
     let mut b = bench(Arc::new(Mutex::new(0)));
     let c = selector.choose(&FAKE, &inv(8), Some(&mut b)).unwrap();
     assert_eq!((c.config.block, c.tier), (128, Tier::Autotune));
-    assert!(!events
-        .lock()
-        .unwrap()
-        .iter()
-        .any(|k| matches!(k, EventKind::CacheWriteFailed { .. })));
+    assert!(
+        !events
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|k| matches!(k, EventKind::CacheWriteFailed { .. }))
+    );
     let (third, _) = selector_on(dir);
     assert_eq!(third.choose(&FAKE, &inv(8), None).unwrap().tier, Tier::Disk);
-    assert_eq!(set_aside_files(dir).len(), 1, "the bad file is kept aside for inspection");
+    assert_eq!(
+        set_aside_files(dir).len(),
+        1,
+        "the bad file is kept aside for inspection"
+    );
 }
 
 #[test]
@@ -81,14 +87,22 @@ fn file_truncated_mid_entry_keeps_its_whole_entries() {
     let mut b = bench(Arc::new(Mutex::new(0)));
     let tiers: Vec<Tier> = lens
         .iter()
-        .map(|&len| selector.choose(&FAKE, &inv(len), Some(&mut b)).unwrap().tier)
+        .map(|&len| {
+            selector
+                .choose(&FAKE, &inv(len), Some(&mut b))
+                .unwrap()
+                .tier
+        })
         .collect();
     let from_disk = tiers.iter().filter(|t| **t == Tier::Disk).count();
     let retuned = tiers.iter().filter(|t| **t == Tier::Autotune).count();
     assert_eq!((from_disk, retuned), (3, 1), "{tiers:?}");
     let (third, _) = selector_on(dir.path());
     for len in lens {
-        assert_eq!(third.choose(&FAKE, &inv(len), None).unwrap().tier, Tier::Disk);
+        assert_eq!(
+            third.choose(&FAKE, &inv(len), None).unwrap().tier,
+            Tier::Disk
+        );
     }
 }
 
@@ -97,7 +111,9 @@ fn wrong_schema_is_set_aside_and_rebuilt() {
     let dir = tempfile::tempdir().unwrap();
     tune_into(dir.path(), &[8]);
     let path = cache_file(dir.path());
-    let text = fs::read_to_string(&path).unwrap().replace("schema: 1", "schema: 99");
+    let text = fs::read_to_string(&path)
+        .unwrap()
+        .replace("schema: 1", "schema: 99");
     fs::write(&path, text).unwrap();
     assert_recovers(dir.path());
 }
@@ -120,20 +136,33 @@ fn a_bad_entry_costs_only_itself() {
     let path = cache_file(dir.path());
     let key = FAKE.key(&inv(64));
     // Poison one entry's config with a block the op rejects, and another's with junk.
-    let mut doc: serde_yaml::Value = serde_yaml::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
+    let mut doc: serde_yaml::Value =
+        serde_yaml::from_str(&fs::read_to_string(&path).unwrap()).unwrap();
     doc["entries"][key.digest()]["config"]["block"] = 3.into();
     doc["entries"][FAKE.key(&inv(512)).digest()] = "junk".into();
     fs::write(&path, serde_yaml::to_string(&doc).unwrap()).unwrap();
 
     let (selector, events) = selector_on(dir.path());
-    assert_eq!(selector.choose(&FAKE, &inv(8), None).unwrap().tier, Tier::Disk);
-    assert_eq!(selector.choose(&FAKE, &inv(64), None).unwrap().tier, Tier::Heuristic);
-    assert_eq!(selector.choose(&FAKE, &inv(512), None).unwrap().tier, Tier::Heuristic);
+    assert_eq!(
+        selector.choose(&FAKE, &inv(8), None).unwrap().tier,
+        Tier::Disk
+    );
+    assert_eq!(
+        selector.choose(&FAKE, &inv(64), None).unwrap().tier,
+        Tier::Heuristic
+    );
+    assert_eq!(
+        selector.choose(&FAKE, &inv(512), None).unwrap().tier,
+        Tier::Heuristic
+    );
     assert!(events.lock().unwrap().iter().any(|k| matches!(
         k,
         EventKind::Rejected { tier: Tier::Disk, reason } if reason.contains("block 3")
     )));
-    assert!(set_aside_files(dir.path()).is_empty(), "the file itself was fine");
+    assert!(
+        set_aside_files(dir.path()).is_empty(),
+        "the file itself was fine"
+    );
 }
 
 #[test]
@@ -193,11 +222,17 @@ fn read_only_directory_keeps_working_in_memory() {
     let (selector, events) = selector_on(dir.path());
     let mut b = bench(Arc::new(Mutex::new(0)));
     // Entries committed before the directory turned read-only still answer.
-    assert_eq!(selector.choose(&FAKE, &inv(8), None).unwrap().tier, Tier::Disk);
+    assert_eq!(
+        selector.choose(&FAKE, &inv(8), None).unwrap().tier,
+        Tier::Disk
+    );
     // A new tune works and is served from memory afterwards.
     let c = selector.choose(&FAKE, &inv(64), Some(&mut b)).unwrap();
     assert_eq!((c.config.block, c.tier), (128, Tier::Autotune));
-    assert_eq!(selector.choose(&FAKE, &inv(64), None).unwrap().tier, Tier::Memory);
+    assert_eq!(
+        selector.choose(&FAKE, &inv(64), None).unwrap().tier,
+        Tier::Memory
+    );
     ro(&fp_dir, 0o700);
     ro(dir.path(), 0o700);
     if enforced {
@@ -209,7 +244,9 @@ fn read_only_directory_keeps_working_in_memory() {
             .count();
         assert_eq!(failed, 1);
     } else {
-        eprintln!("note: running as root, so the directory stayed writable; checked memory-only path with a file in the way instead");
+        eprintln!(
+            "note: running as root, so the directory stayed writable; checked memory-only path with a file in the way instead"
+        );
     }
     // Also a directory that cannot even be created: a file where the cache dir should be.
     let blocker = dir.path().join("blocked");
@@ -217,12 +254,17 @@ fn read_only_directory_keeps_working_in_memory() {
     let (selector, events) = selector_on(&blocker);
     let c = selector.choose(&FAKE, &inv(8), Some(&mut b)).unwrap();
     assert_eq!(c.tier, Tier::Autotune);
-    assert_eq!(selector.choose(&FAKE, &inv(8), None).unwrap().tier, Tier::Memory);
-    assert!(events
-        .lock()
-        .unwrap()
-        .iter()
-        .any(|k| matches!(k, EventKind::CacheWriteFailed { .. })));
+    assert_eq!(
+        selector.choose(&FAKE, &inv(8), None).unwrap().tier,
+        Tier::Memory
+    );
+    assert!(
+        events
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|k| matches!(k, EventKind::CacheWriteFailed { .. }))
+    );
 }
 
 #[test]
@@ -246,14 +288,22 @@ const CHILD_ENV: &str = "FLINT_TEST_CHILD_WRITER";
 #[test]
 #[ignore = "child process of eight_processes_write_distinct_keys"]
 fn child_writer() {
-    let Ok(spec) = std::env::var(CHILD_ENV) else { return };
+    let Ok(spec) = std::env::var(CHILD_ENV) else {
+        return;
+    };
     let (dir, index) = spec.rsplit_once('|').unwrap();
     let index: usize = index.parse().unwrap();
     let cache = DiskCache::new(dir);
     for j in 0..10 {
         let key = CallKey::new("fake_op", 1, &inv(1000 * index + j).signature().clone());
-        let entry = DiskEntry::tuned(&key, serde_yaml::to_value(BlockConfig { block: 64 }).unwrap(), 1.0);
-        cache.put(&fingerprint(), "fake_op", 1, &key, entry).unwrap();
+        let entry = DiskEntry::tuned(
+            &key,
+            serde_yaml::to_value(BlockConfig { block: 64 }).unwrap(),
+            1.0,
+        );
+        cache
+            .put(&fingerprint(), "fake_op", 1, &key, entry)
+            .unwrap();
     }
 }
 

@@ -329,3 +329,47 @@ fn keys_differ_between_devices_and_op_versions() {
         disk.file_path(&fingerprint(), "fake_op", 2)
     );
 }
+
+#[test]
+fn record_keeps_each_new_key_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let policy = Policy::default()
+        .with_cache_dir(dir.path())
+        .with_record(true)
+        .with_disk_cache(false);
+    let (selector, _) = with_policy(policy);
+    for len in [8, 7, 100, 8] {
+        selector.choose(&FAKE, &inv(len), None).unwrap();
+    }
+    // 7 and 8 share a bucket; 100 has its own; the first invocation of each key is kept.
+    let recorded = flint_tune::record::Recorder::load(dir.path());
+    let mut lens: Vec<i64> = recorded
+        .iter()
+        .map(|i| i.signature().int("len").unwrap())
+        .collect();
+    lens.sort();
+    assert_eq!(lens, vec![8, 100]);
+    assert!(
+        recorded
+            .iter()
+            .all(|i| i.op() == "fake_op" && *i.fingerprint() == fingerprint())
+    );
+    // A second process appends without losing the first's entries.
+    let (other, _) = with_policy(
+        Policy::default()
+            .with_cache_dir(dir.path())
+            .with_record(true)
+            .with_disk_cache(false),
+    );
+    other.choose(&FAKE, &inv(5000), None).unwrap();
+    assert_eq!(flint_tune::record::Recorder::load(dir.path()).len(), 3);
+}
+
+#[test]
+fn policy_from_env_reaches_the_global_selector() {
+    // The global selector reads the real environment once; this process sets nothing, so
+    // it must come up with the default policy apart from FLINT_* variables the runner set.
+    let selector = flint_tune::Selector::global().expect("the test environment is valid");
+    let from_env = Policy::from_env().unwrap();
+    assert_eq!(selector.policy(), &from_env);
+}

@@ -141,12 +141,28 @@ mod tests {
         assert_eq!(op.candidates(&inv(1024)).len(), 2);
         assert_eq!(
             op.candidates(&inv(1023)),
-            vec![ScaleConfig { vector_size: 1, cube_size: 64 }]
+            vec![ScaleConfig {
+                vector_size: 1,
+                cube_size: 64
+            }]
         );
         assert_eq!(op.heuristic(&inv(1023)).unwrap().vector_size, 1);
-        assert_eq!(op.heuristic(&inv(1024)).unwrap(), ScaleConfig { vector_size: 4, cube_size: 128 });
-        let bad = ScaleConfig { vector_size: 3, cube_size: 64 };
-        assert!(op.check(&inv(9), &bad).unwrap_err().contains("not 1, 2 or 4"));
+        assert_eq!(
+            op.heuristic(&inv(1024)).unwrap(),
+            ScaleConfig {
+                vector_size: 4,
+                cube_size: 128
+            }
+        );
+        let bad = ScaleConfig {
+            vector_size: 3,
+            cube_size: 64,
+        };
+        assert!(
+            op.check(&inv(9), &bad)
+                .unwrap_err()
+                .contains("not 1, 2 or 4")
+        );
     }
 
     #[test]

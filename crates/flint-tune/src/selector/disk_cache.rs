@@ -208,7 +208,8 @@ fn write_file(
         entries: entries.clone(),
     };
     let text = serde_yaml::to_string(&file).map_err(|e| format!("cannot encode: {e}"))?;
-    locked_file::write_atomic(path, &text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    locked_file::write_atomic(path, &text)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Whether the caller already holds the file's lock (flock is per open file, so taking it
@@ -226,8 +227,9 @@ fn load(path: &Path, fp: &DeviceFingerprint, op: &str, version: u32, locked: Loc
     let read = |path: &Path| -> Result<Entries, (String, Entries)> {
         match locked_file::read_bounded(path) {
             Ok(None) => Ok(Entries::new()),
-            Ok(Some(text)) => parse(&text, fp, op, version)
-                .map_err(|why| (why, salvage(&text, fp, op, version))),
+            Ok(Some(text)) => {
+                parse(&text, fp, op, version).map_err(|why| (why, salvage(&text, fp, op, version)))
+            }
             Err(ReadFault::Bad(why)) => Err((why, Entries::new())),
         }
     };
@@ -302,7 +304,7 @@ fn salvage(text: &str, fp: &DeviceFingerprint, op: &str, version: u32) -> Entrie
 
 fn parse(text: &str, fp: &DeviceFingerprint, op: &str, version: u32) -> Result<Entries, String> {
     let raw: RawFile = serde_yaml::from_str(text).map_err(|e| format!("not a cache file: {e}"))?;
-    if raw.schema != serde_yaml::Value::from(CACHE_SCHEMA) {
+    if raw.schema != CACHE_SCHEMA {
         return Err(format!("schema {:?} is not {CACHE_SCHEMA}", raw.schema));
     }
     if raw.op != op || raw.op_version != version || raw.fingerprint != *fp {

@@ -12,19 +12,20 @@ pub const MEMORY_CACHE_CAPACITY: usize = 4096;
 
 #[derive(Clone, PartialEq, Eq, Hash)]
 struct MemKey {
-    fingerprint: String,
-    op: String,
+    fingerprint: [u8; 16],
+    op: &'static str,
     version: u32,
-    call: String,
+    call: [u8; 16],
 }
 
 impl MemKey {
-    fn new(fp: &DeviceFingerprint, op: &str, version: u32, key: &CallKey) -> Self {
+    // Plain bytes and a static id: building a key allocates nothing on the warm path.
+    fn new(fp: &DeviceFingerprint, op: &'static str, version: u32, key: &CallKey) -> Self {
         Self {
-            fingerprint: fp.digest().to_string(),
-            op: op.to_string(),
+            fingerprint: fp.raw(),
+            op,
             version,
-            call: key.digest().to_string(),
+            call: key.raw(),
         }
     }
 }
@@ -40,7 +41,7 @@ impl MemoryCache {
     pub fn get<C: Clone + 'static>(
         &self,
         fp: &DeviceFingerprint,
-        op: &str,
+        op: &'static str,
         version: u32,
         key: &CallKey,
     ) -> Option<C> {
@@ -53,7 +54,7 @@ impl MemoryCache {
     pub fn insert<C: Send + Sync + 'static>(
         &self,
         fp: &DeviceFingerprint,
-        op: &str,
+        op: &'static str,
         version: u32,
         key: &CallKey,
         config: C,
@@ -61,10 +62,10 @@ impl MemoryCache {
         // A poisoned lock only means another thread panicked mid-insert of a whole value;
         // the map itself is still consistent.
         let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
-        if map.len() >= MEMORY_CACHE_CAPACITY {
-            if let Some(victim) = map.keys().next().cloned() {
-                map.remove(&victim);
-            }
+        if map.len() >= MEMORY_CACHE_CAPACITY
+            && let Some(victim) = map.keys().next().cloned()
+        {
+            map.remove(&victim);
         }
         map.insert(MemKey::new(fp, op, version, key), Arc::new(config));
     }

@@ -104,9 +104,25 @@ impl Selector {
             key,
             kind: kind(),
         };
-        log::log!(event.level(), "{event}");
+        log::log!(event.kind.level(), "{event}");
         if let Some(hook) = hook {
             hook(&event);
+        }
+    }
+
+    /// Reports a hit; skips building the event when neither the hook nor the logger wants
+    /// it, which keeps a warm call free of formatting.
+    fn emit_hit<C: std::fmt::Debug>(&self, op: &str, key: &CallKey, tier: Tier, config: &C) {
+        let hooked = self
+            .hook
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some();
+        if hooked || log::log_enabled!(crate::events::hit_level(tier)) {
+            self.emit(op, key, || EventKind::Hit {
+                tier,
+                config: format!("{config:?}"),
+            });
         }
     }
 
@@ -130,10 +146,7 @@ impl Selector {
         }
         let key = op.key(inv);
         let hit = |tier: Tier, config: O::Config| {
-            self.emit(op.id(), &key, || EventKind::Hit {
-                tier,
-                config: format!("{config:?}"),
-            });
+            self.emit_hit(op.id(), &key, tier, &config);
             Choice { config, tier }
         };
         let mut misses = Vec::new();
@@ -254,10 +267,7 @@ impl Selector {
             .memory
             .get(inv.fingerprint(), op.id(), op.version(), key)
         {
-            self.emit(op.id(), key, || EventKind::Hit {
-                tier: Tier::Memory,
-                config: format!("{config:?}"),
-            });
+            self.emit_hit(op.id(), key, Tier::Memory, &config);
             return Ok(Choice {
                 config,
                 tier: Tier::Memory,
