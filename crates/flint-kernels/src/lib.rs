@@ -15,3 +15,8 @@ mod timing;
 pub use device::{DeviceLimits, fingerprint};
 pub use error::KernelError;
 pub use timing::CubeclBenchmark;
+
+/// The contracts of every op this crate registers, for the manifest validator.
+pub fn op_specs() -> Vec<flint_tune::OpSpec> {
+    vec![scale::ScaleOp::spec()]
+}

@@ -43,6 +43,7 @@ mod policy;
 pub mod record;
 pub mod registry;
 mod selector;
+mod spec;
 pub mod tuner;
 
 pub use error::TuneError;
@@ -57,4 +58,5 @@ pub use selector::{
     CACHE_SCHEMA, Choice, DiskCache, DiskEntry, MEMORY_CACHE_CAPACITY, MemoryCache, Overlay,
     OverlayGuard, Selector, overlay, overlay_depth,
 };
+pub use spec::{OpSpec, OutputShapesFn};
 pub use tuner::{Benchmark, Stats, TuneReport, Tuner};

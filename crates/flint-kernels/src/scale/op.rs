@@ -1,6 +1,8 @@
 //! The `scale` op: its config, heuristic, candidates and key.
 
-use flint_tune::{CallKey, Invocation, Op};
+use std::collections::BTreeMap;
+
+use flint_tune::{CallKey, Invocation, Op, OpSpec};
 use serde::{Deserialize, Serialize};
 
 use crate::DeviceLimits;
@@ -31,6 +33,21 @@ impl ScaleOp {
             .int("len")
             .and_then(|n| usize::try_from(n).ok())
             .ok_or_else(|| "the invocation has no valid `len`".to_string())
+    }
+}
+
+impl ScaleOp {
+    /// The contract of `scale`: `x: [N] -> out: [N]`, param `alpha`, f32 only.
+    pub fn spec() -> OpSpec {
+        OpSpec {
+            id: "scale",
+            params: &[("alpha", "f32")],
+            accepts_dtype: |d| d == "f32",
+            output_shapes: |dims| {
+                let n = *dims.get("N").ok_or("missing dimension `N`")?;
+                Ok(BTreeMap::from([("out".to_string(), vec![n])]))
+            },
+        }
     }
 }
 

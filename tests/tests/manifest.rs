@@ -1,0 +1,202 @@
+//! The manifest against the code: the real manifest passes every level, and a broken
+//! fixture for each level is rejected with the right message.
+
+use std::path::{Path, PathBuf};
+
+use flint_manifest::{Level, Manifest, validate};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+#[test]
+fn the_manifest_matches_the_code() {
+    let manifest = Manifest::load_dir(&root().join("manifest")).unwrap_or_else(|e| panic!("{e}"));
+    let specs = flint_kernels::op_specs();
+    assert!(!manifest.entries.is_empty());
+    let findings = validate(&manifest, &specs, &root());
+    assert!(
+        findings.is_empty(),
+        "manifest findings:\n{}",
+        findings
+            .iter()
+            .map(|f| f.to_string())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    for spec in &specs {
+        assert!(manifest.entries.contains_key(spec.id), "{}", spec.id);
+    }
+}
+
+/// The real `scale` entry with one edit applied.
+fn scale_with(edit: impl FnOnce(String) -> String) -> Manifest {
+    let text = std::fs::read_to_string(root().join("manifest/scale.yaml")).unwrap();
+    Manifest::parse(&edit(text), Path::new("fixture.yaml")).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn findings(m: &Manifest) -> Vec<String> {
+    validate(m, &flint_kernels::op_specs(), &root())
+        .into_iter()
+        .map(|f| f.to_string())
+        .collect()
+}
+
+fn assert_finding(m: &Manifest, level: Level, needle: &str) {
+    let all = validate(m, &flint_kernels::op_specs(), &root());
+    assert!(
+        all.iter()
+            .any(|f| f.level == level && f.to_string().contains(needle)),
+        "expected a {level:?} finding containing {needle:?}, got {all:#?}"
+    );
+}
+
+#[test]
+fn l0_unknown_keys_and_bad_yaml_are_load_errors_with_file_entry_and_line() {
+    let text = std::fs::read_to_string(root().join("manifest/scale.yaml")).unwrap();
+    let bad = text.replace("  roofline:", "  rooflines:");
+    let err = Manifest::parse(&bad, Path::new("bad.yaml")).unwrap_err();
+    assert_eq!(err.entry.as_deref(), Some("scale"), "{err}");
+    assert!(err.line.is_some(), "{err}");
+    assert!(
+        err.to_string().starts_with("bad.yaml: entry `scale` (line"),
+        "{err}"
+    );
+    assert!(err.message.contains("unknown field `rooflines`"), "{err}");
+
+    let err = Manifest::parse("scale: [unclosed", Path::new("x.yaml")).unwrap_err();
+    assert!(err.line.is_some(), "{err}");
+
+    let err = Manifest::parse(
+        &text.replace("\"N >= 1\"", "\"N >= \""),
+        Path::new("r.yaml"),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("shape rule `N >= `: expected a value"),
+        "{err}"
+    );
+    assert!(err.line.is_some());
+
+    let err = Manifest::parse(
+        &text.replace("{x: \"[N]\"}", "{x: \"N\"}"),
+        Path::new("s.yaml"),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("expected `[dim, ...]`"), "{err}");
+}
+
+#[test]
+fn l0_key_format() {
+    let m = scale_with(|t| t.replacen("scale:", "Scale-Op:", 1));
+    assert_finding(&m, Level::L0, "op id `Scale-Op` must match");
+}
+
+#[test]
+fn l1_ops_and_entries_match_one_to_one() {
+    let m = scale_with(|t| t.replacen("scale:", "scale_unregistered:", 1));
+    assert_finding(
+        &m,
+        Level::L1,
+        "op `scale_unregistered`: L1: has a manifest entry but no op registered",
+    );
+    assert_finding(
+        &m,
+        Level::L1,
+        "op `scale`: L1: registered in code but has no manifest entry",
+    );
+}
+
+#[test]
+fn l1_params_agree() {
+    let m = scale_with(|t| t.replace("alpha: {type: f32", "alpha: {type: f64"));
+    assert_finding(
+        &m,
+        Level::L1,
+        "param `alpha` has type `f64` in the manifest but `f32` in code",
+    );
+    let m = scale_with(|t| t.replace("alpha: {", "beta: {"));
+    assert_finding(
+        &m,
+        Level::L1,
+        "param `alpha` is accepted by the op but missing",
+    );
+    assert_finding(
+        &m,
+        Level::L1,
+        "param `beta` is in the manifest but the op does not accept it",
+    );
+}
+
+#[test]
+fn l2_shape_rules_hold_on_workloads() {
+    let m = scale_with(|t| t.replace("{label: tiny, N: 1}", "{label: tiny, N: 0}"));
+    assert_finding(
+        &m,
+        Level::L2,
+        "shape rule `N >= 1` fails on workload `tiny`",
+    );
+    let m = scale_with(|t| t.replace("\"N >= 1\"", "\"M >= 1\""));
+    assert_finding(&m, Level::L2, "unknown name `M`");
+}
+
+#[test]
+fn l2_output_shapes_agree_with_the_op() {
+    let m = scale_with(|t| t.replace("{out: \"[N]\"}", "{out: \"[N / 2]\"}"));
+    assert_finding(
+        &m,
+        Level::L2,
+        "output `out` on workload `one-million`: manifest says [524288], the op says [1048576]",
+    );
+    let m = scale_with(|t| t.replace("{out: \"[N]\"}", "{result: \"[N]\"}"));
+    assert_finding(&m, Level::L2, "output `result` is not produced by the op");
+}
+
+#[test]
+fn l3_dtypes_agree() {
+    let m = scale_with(|t| t.replace("dtypes: [f32]", "dtypes: [f32, bf16]"));
+    assert_finding(
+        &m,
+        Level::L3,
+        "dtype `bf16` is listed but the op rejects it",
+    );
+    let m = scale_with(|t| t.replace("dtypes: [f32]", "dtypes: [f32, f8e4m3]"));
+    assert_finding(&m, Level::L3, "dtype `f8e4m3` is not one of");
+    let m = scale_with(|t| t.replace("dtypes: [f32]", "dtypes: []"));
+    assert_finding(
+        &m,
+        Level::L3,
+        "the op accepts dtype `f32` but the manifest does not list it",
+    );
+}
+
+#[test]
+fn l4_rooflines_and_sources() {
+    let m = scale_with(|t| t.replace("bytes: \"8 * N\"", "bytes: \"N - N\""));
+    assert_finding(
+        &m,
+        Level::L4,
+        "roofline bytes `N - N` is 0 on workload `tiny`",
+    );
+    let m = scale_with(|t| t.replace("flops: \"N\"", "flops: \"N / (N - 1)\""));
+    assert_finding(&m, Level::L4, "division by zero");
+    let m = scale_with(|t| t.replace("scale/kernel.rs", "scale/missing.rs"));
+    assert_finding(
+        &m,
+        Level::L4,
+        "source kernel `crates/flint-kernels/src/scale/missing.rs` does not exist",
+    );
+}
+
+#[test]
+fn load_dir_rejects_duplicates_and_reads_fixtures() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(root().join("manifest/scale.yaml")).unwrap();
+    std::fs::write(dir.path().join("a.yaml"), &text).unwrap();
+    assert_eq!(Manifest::load_dir(dir.path()).unwrap().entries.len(), 1);
+    std::fs::write(dir.path().join("b.yaml"), &text).unwrap();
+    let err = Manifest::load_dir(dir.path()).unwrap_err();
+    assert!(err.to_string().contains("op defined twice"), "{err}");
+    assert!(findings(&scale_with(|t| t)).is_empty());
+}
