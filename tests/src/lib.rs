@@ -1,4 +1,7 @@
-//! Shared harness for Flint's integration tests: device set-up with clear failure messages.
+//! Shared harness for Flint's integration tests: device set-up with clear failure messages
+//! and the independent f64 reference.
+
+pub mod reference;
 
 use cubecl::Runtime;
 use cubecl::prelude::ComputeClient;

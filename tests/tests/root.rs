@@ -1,4 +1,5 @@
 //! Flint's integration tests: one binary, a module per area.
 
+mod attention_fwd;
 mod manifest;
 mod tune_e2e;

@@ -2,11 +2,13 @@
 //!
 //! - [`fingerprint`] and [`DeviceLimits`] describe a CubeCL device to `flint-tune`.
 //! - [`CubeclBenchmark`] implements the Tuner's timing trait with CubeCL's profiler.
+//! - [`attention`] is flash attention (forward).
 //! - [`scale`] is a small tunable kernel that exercises the whole path.
 //!
 //! No Burn here: launchers take a CubeCL `ComputeClient` and buffer handles.
 #![warn(missing_docs)]
 
+pub mod attention;
 mod device;
 mod error;
 pub mod scale;
@@ -18,5 +20,5 @@ pub use timing::CubeclBenchmark;
 
 /// The contracts of every op this crate registers, for the manifest validator.
 pub fn op_specs() -> Vec<flint_tune::OpSpec> {
-    vec![scale::ScaleOp::spec()]
+    vec![scale::ScaleOp::spec(), attention::AttentionFwdOp::spec()]
 }

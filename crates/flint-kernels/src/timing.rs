@@ -2,14 +2,13 @@
 
 use std::marker::PhantomData;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cubecl::Runtime;
 use cubecl::prelude::ComputeClient;
 use flint_tune::Benchmark;
 
-/// Times one launch of a kernel per call with `client.profile`, which synchronises the
-/// device and uses device timestamps where the runtime has them.
+/// Times one launch of a kernel per call: the wall time between device syncs.
 pub struct CubeclBenchmark<'a, R: Runtime, C, F> {
     client: &'a ComputeClient<R>,
     name: &'static str,
@@ -38,17 +37,23 @@ where
     F: FnMut(&C) -> Result<(), String> + Send,
 {
     fn run(&mut self, config: &C) -> Result<Duration, String> {
+        // Wall time between two device syncs. `client.profile` would give device timestamps,
+        // but it takes the device exclusively, which deadlocks when the launch runs inside a
+        // Burn fusion stream (the default `Wgpu`/`Cuda` types); a sync-bracketed wall time is
+        // what CubeCL's own system timing measures anyway.
+        let sync = |client: &ComputeClient<R>| {
+            cubecl::future::block_on(client.sync())
+                .map_err(|e| format!("{}: device sync failed: {e:?}", self.name))
+        };
+        sync(self.client)?;
         let launch = &mut self.launch;
+        let started = Instant::now();
         // A candidate that makes the compiler or runtime panic is skipped like any other
         // failure instead of taking the user's process down.
-        let profiled = catch_unwind(AssertUnwindSafe(|| {
-            self.client.profile(|| launch(config), self.name)
-        }))
-        .map_err(|panic| format!("panicked: {}", panic_message(&panic)))?;
-        let (result, duration) = profiled.map_err(|e| e.to_string())?;
-        result?;
-        let ticks = cubecl::future::block_on(duration.resolve());
-        Ok(ticks.duration())
+        catch_unwind(AssertUnwindSafe(|| launch(config)))
+            .map_err(|panic| format!("panicked: {}", panic_message(&panic)))??;
+        sync(self.client)?;
+        Ok(started.elapsed())
     }
 }
 

@@ -1,31 +1,37 @@
-//! Flint: tuned GPU kernels for Burn, written once in CubeCL.
-//!
-//! Flint's first op is flash attention (forward and fused backward) for Burn's
-//! `Tensor<B, 4>`; its kernels choose their configuration through a tiered selector
-//! (override, scoped overlay, memory cache, disk cache, autotune, heuristic) backed by a
-//! persistent per-device cache. This crate re-exports that machinery; the attention entry
-//! points land on top of it.
-//!
-//! Scoped overlays pin a config for the calls made on this thread while a guard lives:
+//! Flint: tuned flash attention for Burn, written once in CubeCL.
 //!
 //! ```
-//! use flint::kernels::scale::{ScaleConfig, ScaleOp};
-//! use flint::kernels::DeviceLimits;
+//! use burn::backend::NdArray;
+//! use burn::tensor::{Distribution, Tensor};
+//! use flint::AttentionOptions;
 //!
-//! # let limits = DeviceLimits { shared_memory: 32768, max_units_per_cube: 256,
-//! #     max_vector_size: 4, plane_size: (32, 32), plane_ops: true, cmma: false };
-//! let op = ScaleOp::new(limits);
-//! let _guard = flint::overlay(flint::Overlay::new().set(&op, ScaleConfig { vector_size: 4, cube_size: 256 }));
-//! assert_eq!(flint::tune::overlay_depth(), 1);
+//! let device = Default::default();
+//! let q = Tensor::<NdArray, 4>::random([2, 8, 64, 64], Distribution::Default, &device);
+//! let k = Tensor::<NdArray, 4>::random([2, 2, 64, 64], Distribution::Default, &device);
+//! let v = Tensor::<NdArray, 4>::random([2, 2, 64, 64], Distribution::Default, &device);
+//! let out = flint::flash_attention_with(q, k, v, AttentionOptions::new().causal());
+//! assert_eq!(out.dims(), [2, 8, 64, 64]);
 //! ```
+//!
+//! The same code runs on `Wgpu`, `Cuda`, `NdArray` and `Flex`, switching only the backend
+//! type. On CubeCL backends the kernel configuration comes from a tiered selector (override,
+//! scoped overlay, memory cache, disk cache, autotune, heuristic) backed by a persistent
+//! per-device cache: the first call on a new shape bucket autotunes, later calls and later
+//! processes reuse the choice.
 #![warn(missing_docs)]
 
+mod attention;
+mod error;
+
+pub use attention::{
+    AttentionOptions, AttentionOutput, FlashAttentionBackend, attention, flash_attention,
+    flash_attention_full, flash_attention_with, try_flash_attention_full, try_flash_attention_with,
+};
+pub use error::AttentionError;
 pub use flint_kernels as kernels;
+pub use flint_kernels::attention::AttentionFwdConfig;
 pub use flint_tune as tune;
 pub use flint_tune::{Overlay, OverlayGuard, Policy, Selector, overlay};
-
-/// The Burn version this release of flint is built against.
-pub const BURN_VERSION: &str = "0.21.0";
 
 /// Burn itself, re-exported so that model code and flint agree on one version.
 pub use burn;

@@ -1,0 +1,146 @@
+//! Launching the forward: choose a config through the selector (autotuning on first use of
+//! a shape bucket), then run it.
+
+use cubecl::prelude::*;
+use flint_tune::{Choice, Invocation, Op, Selector};
+
+use super::portable::{PortableParams, PortableScalarsLaunch, attention_fwd_portable};
+use crate::attention::dropout::kernel_seed;
+use crate::attention::{AttentionFwdConfig, AttentionFwdOp, AttentionProblem, Variant};
+use crate::{CubeclBenchmark, DeviceLimits, KernelError, fingerprint};
+
+/// The tensors of one forward launch. Any strides are honoured.
+pub struct AttentionFwdArgs<R: Runtime> {
+    /// `q: [B, H, Sq, D]`.
+    pub q: TensorArg<R>,
+    /// `k: [B, Hkv, Sk, D]`.
+    pub k: TensorArg<R>,
+    /// `v: [B, Hkv, Sk, Dv]`.
+    pub v: TensorArg<R>,
+    /// f32 additive bias, 4-D with the last two dims `[Sq, Sk]`; any 1-element f32
+    /// tensor when the problem has none.
+    pub bias: TensorArg<R>,
+    /// Bias strides over batch and heads (0 where it broadcasts).
+    pub bias_strides: (usize, usize),
+    /// `out: [B, H, Sq, Dv]`, written.
+    pub out: TensorArg<R>,
+    /// `lse: [B, H, Sq]` in f32, written.
+    pub lse: TensorArg<R>,
+}
+
+/// Runs the forward of `problem`. `args` makes fresh launch arguments (it is called once per
+/// benchmark run and once for the final launch); `dtype` is the element type of q, k, v and
+/// out; `config` overrides the selector.
+///
+/// # Errors
+/// [`KernelError::Tune`] when no config can run the problem on this device (with every
+/// tier's reason), [`KernelError::Launch`] when the launch fails.
+pub fn launch_attention_fwd<R: Runtime>(
+    client: &ComputeClient<R>,
+    device: &R::Device,
+    selector: &Selector,
+    problem: &AttentionProblem,
+    dtype: StorageType,
+    config: Option<AttentionFwdConfig>,
+    args: impl Fn() -> AttentionFwdArgs<R> + Send + Sync,
+) -> Result<Choice<AttentionFwdConfig>, KernelError> {
+    let choice = choose_attention_fwd(client, device, selector, problem, dtype, config, &args)?;
+    launch_with(client, problem, dtype, &choice.config, args()).map_err(|reason| {
+        KernelError::Launch {
+            kernel: "attention_fwd",
+            reason,
+        }
+    })?;
+    Ok(choice)
+}
+
+/// Chooses the forward config of `problem` without the final launch. On a cache miss the
+/// candidates are benchmarked on the tensors `args` makes, which may be scratch tensors of
+/// the right shapes: a deferred launcher (Burn's fusion streams) tunes here, ahead of time,
+/// because benchmarking needs device syncs that must not run inside a stream.
+///
+/// # Errors
+/// [`KernelError::Tune`] when no config can run the problem on this device.
+pub fn choose_attention_fwd<R: Runtime>(
+    client: &ComputeClient<R>,
+    device: &R::Device,
+    selector: &Selector,
+    problem: &AttentionProblem,
+    dtype: StorageType,
+    config: Option<AttentionFwdConfig>,
+    args: impl Fn() -> AttentionFwdArgs<R> + Send + Sync,
+) -> Result<Choice<AttentionFwdConfig>, KernelError> {
+    let op = AttentionFwdOp::new(DeviceLimits::of(client));
+    let mut inv = Invocation::new(
+        op.id(),
+        problem.signature(),
+        fingerprint::<R>(client, device),
+    );
+    if let Some(config) = config {
+        inv = inv.with_override(config);
+    }
+    let mut bench = CubeclBenchmark::new(client, "attention_fwd", |c: &AttentionFwdConfig| {
+        launch_with(client, problem, dtype, c, args())
+    });
+    Ok(selector.choose(&op, &inv, Some(&mut bench))?)
+}
+
+fn launch_with<R: Runtime>(
+    client: &ComputeClient<R>,
+    problem: &AttentionProblem,
+    dtype: StorageType,
+    c: &AttentionFwdConfig,
+    args: AttentionFwdArgs<R>,
+) -> Result<(), String> {
+    let to_u32 =
+        |x: usize, what: &str| u32::try_from(x).map_err(|_| format!("{what} {x} exceeds u32"));
+    let q_blocks = to_u32(problem.seq_q.div_ceil(c.block_q as usize), "query blocks")?;
+    let bh = to_u32(problem.batch * problem.heads, "batch x heads")?;
+    let (left, right) = problem.window;
+    match c.variant {
+        Variant::Portable => {
+            let params = PortableParams {
+                block_q: c.block_q,
+                block_kv: c.block_kv,
+                head_dim: to_u32(problem.head_dim, "head_dim")?,
+                val_dim: to_u32(problem.val_dim, "val_dim")?,
+                has_left: left.is_some(),
+                has_right: right.is_some(),
+                has_bias: problem.has_bias,
+                has_softcap: problem.softcap.is_some(),
+                has_dropout: problem.dropout.is_some(),
+            };
+            let (p, seed) = problem.dropout.unwrap_or((0.0, 0));
+            let scalars = PortableScalarsLaunch::new(
+                problem.scale as f32,
+                problem.softcap.unwrap_or(1.0) as f32,
+                f32::NEG_INFINITY,
+                to_u32(left.unwrap_or(0).min(u32::MAX as usize / 4), "window left")?,
+                to_u32(
+                    right.unwrap_or(0).min(u32::MAX as usize / 4),
+                    "window right",
+                )?,
+                p as f32,
+                kernel_seed(seed),
+                to_u32(problem.heads / problem.kv_heads.max(1), "heads per kv head")?,
+                to_u32(args.bias_strides.0, "bias batch stride")?,
+                to_u32(args.bias_strides.1, "bias head stride")?,
+            );
+            attention_fwd_portable::launch::<R>(
+                client,
+                CubeCount::Static(q_blocks, bh, 1),
+                CubeDim::new_1d(c.units()),
+                args.q,
+                args.k,
+                args.v,
+                args.bias,
+                args.out,
+                args.lse,
+                scalars,
+                params,
+                dtype,
+            );
+        }
+    }
+    Ok(())
+}

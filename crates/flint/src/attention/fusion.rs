@@ -1,0 +1,97 @@
+//! `Fusion<B>`: Burn's default `Wgpu`/`Cuda` types. The op is registered as an opaque
+//! custom op that runs the inner backend's kernels.
+
+use std::marker::PhantomData;
+
+use burn::tensor::ops::FloatTensor;
+use burn::tensor::{DType, Shape};
+use burn_fusion::stream::{Operation, OperationStreams};
+use burn_fusion::{Fusion, FusionBackend, FusionRuntime};
+use burn_ir::{CustomOpIr, HandleContainer, OperationIr, OperationOutput, TensorIr};
+use flint_kernels::attention::{AttentionFwdConfig, AttentionProblem};
+
+use super::FlashAttentionBackend;
+use crate::AttentionError;
+
+#[derive(Clone, Debug)]
+struct FlashFwd<B> {
+    desc: CustomOpIr,
+    problem: AttentionProblem,
+    config: Option<AttentionFwdConfig>,
+    _b: PhantomData<B>,
+}
+
+impl<B: FusionBackend + FlashAttentionBackend> Operation<B::FusionRuntime> for FlashFwd<B> {
+    fn execute(
+        &self,
+        handles: &mut HandleContainer<<B::FusionRuntime as FusionRuntime>::FusionHandle>,
+    ) {
+        let inputs: Vec<_> = self
+            .desc
+            .inputs
+            .iter()
+            .map(|t| handles.get_float_tensor::<B>(t))
+            .collect();
+        let mut inputs = inputs.into_iter();
+        let (Some(q), Some(k), Some(v)) = (inputs.next(), inputs.next(), inputs.next()) else {
+            unreachable!("flash attention registers q, k and v as its first inputs");
+        };
+        let bias = inputs.next();
+        // Inputs were validated before registration, and a validated problem always has
+        // a heuristic config, so a failure here is a kernel-layer bug, not bad input.
+        let (out, lse) = B::flash_attention_fwd(q, k, v, bias, &self.problem, self.config)
+            .unwrap_or_else(|e| panic!("flash attention failed on validated input: {e}"));
+        handles.register_float_tensor::<B>(&self.desc.outputs[0].id, out);
+        handles.register_float_tensor::<B>(&self.desc.outputs[1].id, lse);
+    }
+}
+
+impl<B: FusionBackend + FlashAttentionBackend> FlashAttentionBackend for Fusion<B> {
+    fn flash_attention_fwd(
+        q: FloatTensor<Self>,
+        k: FloatTensor<Self>,
+        v: FloatTensor<Self>,
+        bias: Option<FloatTensor<Self>>,
+        problem: &AttentionProblem,
+        config: Option<AttentionFwdConfig>,
+    ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), AttentionError> {
+        let client = q.client.clone();
+        let p = problem;
+        // Choose (and, on a miss, autotune) now, on this thread: benchmarking syncs the
+        // device, which must not happen inside the fusion stream that runs the op.
+        let config = match config {
+            Some(c) => Some(c),
+            None => B::flash_attention_fwd_config(problem, q.dtype, client.device())?,
+        };
+        let mut streams = OperationStreams::default();
+        for t in [&q, &k, &v].into_iter().chain(bias.as_ref()) {
+            streams.tensor(t);
+        }
+        let out = TensorIr::uninit(
+            client.create_empty_handle(),
+            Shape::new([p.batch, p.heads, p.seq_q, p.val_dim]),
+            q.dtype,
+        );
+        let lse = TensorIr::uninit(
+            client.create_empty_handle(),
+            Shape::new([p.batch, p.heads, p.seq_q]),
+            DType::F32,
+        );
+        let inputs: Vec<TensorIr> = [q, k, v]
+            .into_iter()
+            .chain(bias)
+            .map(|t| t.into_ir())
+            .collect();
+        let desc = CustomOpIr::new("flint_attention_fwd", &inputs, &[out, lse]);
+        let op = FlashFwd::<B> {
+            desc: desc.clone(),
+            problem: problem.clone(),
+            config,
+            _b: PhantomData,
+        };
+        let [out, lse] = client
+            .register(streams, OperationIr::Custom(desc), op)
+            .outputs();
+        Ok((out, lse))
+    }
+}

@@ -1,0 +1,101 @@
+//! An independent f64 CPU reference for attention: plain loops over the definition, sharing
+//! nothing with the kernels but the dropout draw (which defines the mask).
+
+/// Inputs in row-major `[B, H, S, D]` order, as f64.
+#[derive(Clone, Debug)]
+pub struct RefInputs {
+    /// `[B, H, Sq, D]`.
+    pub q: Vec<f64>,
+    /// `[B, Hkv, Sk, D]`.
+    pub k: Vec<f64>,
+    /// `[B, Hkv, Sk, Dv]`.
+    pub v: Vec<f64>,
+    /// `(B, H, Hkv, Sq, Sk, D, Dv)`.
+    pub dims: (usize, usize, usize, usize, usize, usize, usize),
+    /// Additive bias, already broadcast to `[B, H, Sq, Sk]` (`-inf` = masked).
+    pub bias: Option<Vec<f64>>,
+}
+
+/// Options of the reference, mirroring `AttentionOptions`.
+#[derive(Clone, Debug, Default)]
+pub struct RefOptions {
+    /// Causal (bottom-right aligned).
+    pub causal: bool,
+    /// Scale (default `1/sqrt(D)`).
+    pub scale: Option<f64>,
+    /// Softcap.
+    pub softcap: Option<f64>,
+    /// Window `(left, right)`.
+    pub window: (Option<usize>, Option<usize>),
+    /// Dropout `(p, seed)`.
+    pub dropout: Option<(f64, u64)>,
+}
+
+/// Output `[B, H, Sq, Dv]` and LSE `[B, H, Sq]`.
+pub fn attention_ref(x: &RefInputs, o: &RefOptions) -> (Vec<f64>, Vec<f64>) {
+    let (b, h, hkv, sq, sk, d, dv) = x.dims;
+    let scale = o.scale.unwrap_or(1.0 / (d as f64).sqrt());
+    let group = h / hkv;
+    let offset = sk as i64 - sq as i64;
+    let right = if o.causal {
+        Some(o.window.1.unwrap_or(0).min(0))
+    } else {
+        o.window.1
+    };
+    let left = o.window.0;
+    let mut out = vec![0.0; b * h * sq * dv];
+    let mut lse = vec![f64::NEG_INFINITY; b * h * sq];
+    for bi in 0..b {
+        for hi in 0..h {
+            let kh = hi / group;
+            for i in 0..sq {
+                let mut scores = vec![f64::NEG_INFINITY; sk];
+                for (j, score) in scores.iter_mut().enumerate() {
+                    let rel = j as i64 - (i as i64 + offset);
+                    if right.is_some_and(|r| rel > r as i64)
+                        || left.is_some_and(|l| rel < -(l as i64))
+                    {
+                        continue;
+                    }
+                    let mut s = 0.0;
+                    for di in 0..d {
+                        s += x.q[((bi * h + hi) * sq + i) * d + di]
+                            * x.k[((bi * hkv + kh) * sk + j) * d + di];
+                    }
+                    s *= scale;
+                    if let Some(c) = o.softcap {
+                        s = c * (s / c).tanh();
+                    }
+                    if let Some(bias) = &x.bias {
+                        s += bias[((bi * h + hi) * sq + i) * sk + j];
+                    }
+                    *score = s;
+                }
+                let m = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                if m == f64::NEG_INFINITY {
+                    continue; // fully masked: output 0, LSE -inf
+                }
+                let sum: f64 = scores.iter().map(|s| (s - m).exp()).sum();
+                lse[(bi * h + hi) * sq + i] = m + sum.ln();
+                for (j, s) in scores.iter().enumerate() {
+                    let mut p = (s - m).exp() / sum;
+                    if let Some((drop, seed)) = o.dropout {
+                        let bh = (bi * h + hi) as u32;
+                        p = if flint_kernels::attention::dropout::keep(
+                            seed, drop, bh, i as u32, j as u32,
+                        ) {
+                            p / (1.0 - drop)
+                        } else {
+                            0.0
+                        };
+                    }
+                    for di in 0..dv {
+                        out[((bi * h + hi) * sq + i) * dv + di] +=
+                            p * x.v[((bi * hkv + kh) * sk + j) * dv + di];
+                    }
+                }
+            }
+        }
+    }
+    (out, lse)
+}

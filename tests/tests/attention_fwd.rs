@@ -1,0 +1,268 @@
+//! Attention forward against the f64 reference, on NdArray (reference composition) and on
+//! wgpu over lavapipe (the portable CubeCL kernel, through Burn's default fusion type).
+//!
+//! Tolerance is the FlashAttention-2 criterion: flint's error against the f64 reference may
+//! be at most twice Burn's own `attention_fallback` error in the same dtype, plus a small
+//! epsilon. Where Burn cannot express a feature (window, dropout), a fixed f32 bound is used.
+
+use burn::backend::{NdArray, Wgpu, wgpu::WgpuDevice};
+use burn::tensor::backend::Backend;
+use burn::tensor::module::attention_fallback;
+use burn::tensor::ops::AttentionModuleOptions;
+use burn::tensor::{Bool, Tensor, TensorData};
+use flint::{AttentionOptions, FlashAttentionBackend};
+use flint_tests::random_f32;
+use flint_tests::reference::{RefInputs, RefOptions, attention_ref};
+
+/// One attention problem.
+#[derive(Clone, Debug)]
+pub struct Case {
+    pub b: usize,
+    pub h: usize,
+    pub hkv: usize,
+    pub sq: usize,
+    pub sk: usize,
+    pub d: usize,
+    pub dv: usize,
+    pub opts: RefOptions,
+    /// Bias over `[B or 1, H or 1, Sq, Sk]`: `(per batch, per head)`.
+    pub bias: Option<(bool, bool)>,
+    /// A bool mask over `[B, 1, Sq, Sk]`, with row 0 of batch 0 fully masked.
+    pub mask: bool,
+}
+
+impl Case {
+    pub fn new(b: usize, h: usize, hkv: usize, sq: usize, sk: usize, d: usize) -> Self {
+        Self {
+            b,
+            h,
+            hkv,
+            sq,
+            sk,
+            d,
+            dv: d,
+            opts: RefOptions::default(),
+            bias: None,
+            mask: false,
+        }
+    }
+}
+
+fn options(o: &RefOptions) -> AttentionOptions {
+    let mut a = AttentionOptions::new()
+        .with_causal(o.causal)
+        .window(o.window.0, o.window.1);
+    if let Some(s) = o.scale {
+        a = a.scale(s);
+    }
+    if let Some(c) = o.softcap {
+        a = a.softcap(c);
+    }
+    if let Some((p, seed)) = o.dropout {
+        a = a.dropout(p, seed);
+    }
+    a
+}
+
+fn tensor<B: Backend>(values: &[f32], shape: [usize; 4], device: &B::Device) -> Tensor<B, 4> {
+    Tensor::from_data(TensorData::new(values.to_vec(), shape), device)
+}
+
+fn to_f64<B: Backend, const N: usize>(t: Tensor<B, N>) -> Vec<f64> {
+    t.into_data()
+        .convert::<f32>()
+        .to_vec::<f32>()
+        .expect("f32 data")
+        .into_iter()
+        .map(f64::from)
+        .collect()
+}
+
+fn max_err(got: &[f64], want: &[f64]) -> f64 {
+    assert_eq!(got.len(), want.len());
+    got.iter()
+        .zip(want)
+        .map(|(g, w)| {
+            if g.is_nan() {
+                f64::INFINITY
+            } else if w.is_infinite() || g.is_infinite() {
+                if g == w { 0.0 } else { f64::INFINITY }
+            } else {
+                (g - w).abs()
+            }
+        })
+        .fold(0.0, f64::max)
+}
+
+/// Runs `case` on backend `B` and checks output and LSE against the f64 reference.
+pub fn check<B: FlashAttentionBackend>(case: &Case, device: &B::Device, seed: u64) {
+    let Case {
+        b,
+        h,
+        hkv,
+        sq,
+        sk,
+        d,
+        dv,
+        ..
+    } = *case;
+    let q = random_f32(b * h * sq * d, seed);
+    let k = random_f32(b * hkv * sk * d, seed + 1);
+    let v = random_f32(b * hkv * sk * dv, seed + 2);
+    let bias_shape = case
+        .bias
+        .map(|(pb, ph)| [if pb { b } else { 1 }, if ph { h } else { 1 }, sq, sk]);
+    let bias = bias_shape.map(|s| random_f32(s.iter().product(), seed + 3));
+    let mask: Option<Vec<bool>> = case.mask.then(|| {
+        let r = random_f32(b * sq * sk, seed + 4);
+        (0..b * sq * sk)
+            .map(|i| r[i] > 1.0 || (i / sk == 0)) // ~25% masked, and row 0 of batch 0 fully
+            .collect()
+    });
+
+    // The reference sees bias and mask broadcast to [B, H, Sq, Sk].
+    let full_bias = (bias.is_some() || mask.is_some()).then(|| {
+        let mut out = vec![0.0f64; b * h * sq * sk];
+        for bi in 0..b {
+            for hi in 0..h {
+                for i in 0..sq {
+                    for j in 0..sk {
+                        let at = ((bi * h + hi) * sq + i) * sk + j;
+                        if let (Some(bias), Some([bb, bh, _, _])) = (&bias, bias_shape) {
+                            out[at] +=
+                                f64::from(bias[(((bi % bb) * bh + hi % bh) * sq + i) * sk + j]);
+                        }
+                        if mask.as_ref().is_some_and(|m| m[(bi * sq + i) * sk + j]) {
+                            out[at] = f64::NEG_INFINITY;
+                        }
+                    }
+                }
+            }
+        }
+        out
+    });
+    let to64 = |x: &[f32]| x.iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
+    let inputs = RefInputs {
+        q: to64(&q),
+        k: to64(&k),
+        v: to64(&v),
+        dims: (b, h, hkv, sq, sk, d, dv),
+        bias: full_bias,
+    };
+    let (want_out, want_lse) = attention_ref(&inputs, &case.opts);
+
+    let qt = tensor::<B>(&q, [b, h, sq, d], device);
+    let kt = tensor::<B>(&k, [b, hkv, sk, d], device);
+    let vt = tensor::<B>(&v, [b, hkv, sk, dv], device);
+    let bias_t = bias
+        .as_ref()
+        .zip(bias_shape)
+        .map(|(x, s)| tensor::<B>(x, s, device));
+    let mask_t = mask.as_ref().map(|m| {
+        Tensor::<B, 4, Bool>::from_data(TensorData::new(m.clone(), [b, 1, sq, sk]), device)
+    });
+    let got = flint::try_flash_attention_full(qt, kt, vt, mask_t, bias_t, options(&case.opts))
+        .unwrap_or_else(|e| panic!("{case:?}: {e}"));
+    let got_out = to_f64(got.out);
+    let got_lse = to_f64(got.lse);
+
+    // Burn's own fallback in the same dtype (f32, on NdArray: on lavapipe its matmuls
+    // would autotune for minutes), where it can express the case.
+    let burn_err = (case.opts.window == (None, None) && case.opts.dropout.is_none()).then(|| {
+        let dev = Default::default();
+        let group = h / hkv;
+        let expand = |t: Tensor<NdArray, 4>, dd| {
+            t.unsqueeze_dim::<5>(2)
+                .expand([b, hkv, group, sk, dd])
+                .reshape([b, h, sk, dd])
+        };
+        let mask_nd = mask.as_ref().map(|m| {
+            Tensor::<NdArray, 4, Bool>::from_data(TensorData::new(m.clone(), [b, 1, sq, sk]), &dev)
+                .expand([b, h, sq, sk])
+        });
+        let bias_nd = bias
+            .as_ref()
+            .zip(bias_shape)
+            .map(|(x, s)| tensor::<NdArray>(x, s, &dev).expand([b, h, sq, sk]));
+        let out = attention_fallback(
+            tensor::<NdArray>(&q, [b, h, sq, d], &dev),
+            expand(tensor::<NdArray>(&k, [b, hkv, sk, d], &dev), d),
+            expand(tensor::<NdArray>(&v, [b, hkv, sk, dv], &dev), dv),
+            mask_nd,
+            bias_nd,
+            AttentionModuleOptions {
+                scale: case.opts.scale,
+                softcap: case.opts.softcap,
+                is_causal: case.opts.causal,
+            },
+        );
+        max_err(&to_f64(out), &want_out)
+    });
+    let eps = 2e-5;
+    let tol = burn_err.map_or(1e-4, |e| 2.0 * e + eps);
+    let out_err = max_err(&got_out, &want_out);
+    assert!(
+        out_err <= tol,
+        "{case:?}: output error {out_err:e} > {tol:e} (Burn's fallback: {burn_err:?})"
+    );
+    let lse_err = max_err(&got_lse, &want_lse);
+    assert!(lse_err <= 1e-4, "{case:?}: LSE error {lse_err:e}");
+}
+
+fn wgpu() -> WgpuDevice {
+    let _ = flint_tests::lavapipe(); // a clear message if the software device is missing
+    WgpuDevice::Cpu
+}
+
+fn cases() -> Vec<(&'static str, Case)> {
+    let mut v = vec![("plain", Case::new(1, 2, 2, 17, 17, 32))];
+    let mut gqa4 = Case::new(2, 4, 1, 9, 33, 64);
+    gqa4.opts.causal = true;
+    v.push(("gqa4 causal sq<sk", gqa4));
+    let mut gqa8 = Case::new(1, 8, 1, 40, 24, 32);
+    gqa8.opts.causal = true;
+    v.push(("gqa8 causal sq>sk (fully masked rows)", gqa8));
+    let mut w = Case::new(1, 2, 2, 37, 37, 64);
+    w.opts.window = (Some(5), Some(3));
+    v.push(("window", w));
+    let mut sc = Case::new(1, 2, 2, 20, 31, 96);
+    sc.opts.softcap = Some(2.0);
+    sc.opts.scale = Some(0.3);
+    v.push(("softcap scale d96", sc));
+    let mut mb = Case::new(2, 2, 1, 16, 21, 32);
+    mb.bias = Some((false, true));
+    mb.mask = true;
+    v.push(("mask and head-broadcast bias", mb));
+    let mut dv = Case::new(1, 2, 2, 8, 40, 128);
+    dv.dv = 64;
+    v.push(("dv != d, d128", dv));
+    let mut dr = Case::new(1, 2, 2, 19, 23, 32);
+    dr.opts.dropout = Some((0.2, 1234));
+    v.push(("dropout", dr));
+    v.push(("single query", Case::new(1, 2, 2, 1, 50, 64)));
+    v.push(("single key", Case::new(1, 2, 2, 5, 1, 32)));
+    v
+}
+
+#[test]
+fn matches_reference_on_ndarray() {
+    for (name, case) in cases() {
+        eprintln!("ndarray: {name}");
+        check::<NdArray>(&case, &Default::default(), 11);
+    }
+}
+
+#[test]
+fn matches_reference_on_wgpu_portable() {
+    let started = std::time::Instant::now();
+    let device = wgpu();
+    for (name, case) in cases() {
+        eprintln!("wgpu: {name} at {:?}", started.elapsed());
+        check::<Wgpu>(&case, &device, 11);
+    }
+}
+
+#[test]
+fn head_dim_256_on_wgpu() {
+    check::<Wgpu>(&Case::new(1, 1, 1, 12, 12, 256), &wgpu(), 5);
+}
