@@ -37,11 +37,7 @@ pub fn attention_ref(x: &RefInputs, o: &RefOptions) -> (Vec<f64>, Vec<f64>) {
     let scale = o.scale.unwrap_or(1.0 / (d as f64).sqrt());
     let group = h / hkv;
     let offset = sk as i64 - sq as i64;
-    let right = if o.causal {
-        Some(o.window.1.unwrap_or(0).min(0))
-    } else {
-        o.window.1
-    };
+    let right = if o.causal { Some(0) } else { o.window.1 };
     let left = o.window.0;
     let mut out = vec![0.0; b * h * sq * dv];
     let mut lse = vec![f64::NEG_INFINITY; b * h * sq];

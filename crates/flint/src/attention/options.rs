@@ -78,11 +78,8 @@ impl AttentionOptions {
     /// The window after folding in `causal` (which bounds the right side at 0).
     pub(crate) fn effective_window(&self) -> (Option<usize>, Option<usize>) {
         let (left, right) = self.window;
-        let right = if self.causal {
-            Some(right.map_or(0, |r| r.min(0)))
-        } else {
-            right
-        };
+        // Causal hides every key after the diagonal, whatever the window allows.
+        let right = if self.causal { Some(0) } else { right };
         (left, right)
     }
 }
