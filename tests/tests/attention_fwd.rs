@@ -266,3 +266,172 @@ fn matches_reference_on_wgpu_portable() {
 fn head_dim_256_on_wgpu() {
     check::<Wgpu>(&Case::new(1, 1, 1, 12, 12, 256), &wgpu(), 5);
 }
+
+#[test]
+fn non_contiguous_inputs_are_honoured() {
+    // q, k, v laid out as [B, S, H, D] and viewed as [B, H, S, D]: strided, not copied.
+    fn run<B: FlashAttentionBackend>(device: &B::Device) {
+        let (b, h, s, d) = (2, 4, 13, 32);
+        let data = |seed| random_f32(b * h * s * d, seed);
+        let strided = |x: &[f32]| {
+            Tensor::<B, 4>::from_data(TensorData::new(x.to_vec(), [b, s, h, d]), device)
+                .swap_dims(1, 2)
+        };
+        let dense = |x: &[f32]| {
+            let t = Tensor::<B, 4>::from_data(TensorData::new(x.to_vec(), [b, s, h, d]), device);
+            let c = t.swap_dims(1, 2).into_data();
+            Tensor::<B, 4>::from_data(c, device)
+        };
+        let (q, k, v) = (data(1), data(2), data(3));
+        let opts = || AttentionOptions::new().causal();
+        let a = flint::flash_attention_with(strided(&q), strided(&k), strided(&v), opts());
+        let e = flint::flash_attention_with(dense(&q), dense(&k), dense(&v), opts());
+        let err = max_err(&to_f64(a), &to_f64(e));
+        assert!(err < 1e-6, "strided and dense inputs differ by {err:e}");
+    }
+    run::<NdArray>(&Default::default());
+    run::<Wgpu>(&wgpu());
+}
+
+#[test]
+fn bad_input_is_refused_before_launch_with_the_argument_named() {
+    let device = wgpu();
+    let t = |shape: [usize; 4]| Tensor::<Wgpu, 4>::ones(shape, &device);
+    let err = |q, k, v, o| {
+        flint::try_flash_attention_with(q, k, v, o)
+            .unwrap_err()
+            .to_string()
+    };
+    let o = AttentionOptions::new;
+    assert_eq!(
+        err(t([1, 6, 4, 32]), t([1, 4, 4, 32]), t([1, 4, 4, 32]), o()),
+        "`k` has shape [1, 4, 4, 32]: q's 6 heads must be a multiple of k's 4 heads (H % Hkv == 0)"
+    );
+    assert_eq!(
+        err(t([1, 2, 4, 32]), t([2, 2, 4, 32]), t([2, 2, 4, 32]), o()),
+        "`k` has shape [2, 2, 4, 32]: batch 2 must equal q's batch 1"
+    );
+    assert_eq!(
+        err(t([1, 2, 4, 32]), t([1, 2, 4, 64]), t([1, 2, 4, 32]), o()),
+        "`k` has shape [1, 2, 4, 64]: head dim 64 must equal q's head dim 32"
+    );
+    assert_eq!(
+        err(t([1, 2, 4, 32]), t([1, 2, 5, 32]), t([1, 2, 4, 32]), o()),
+        "`v` has shape [1, 2, 4, 32]: heads and sequence (2, 4) must equal k's (2, 5)"
+    );
+    assert!(
+        err(t([1, 2, 4, 48]), t([1, 2, 4, 48]), t([1, 2, 4, 48]), o())
+            .contains("head dim 48 is not supported")
+    );
+    assert_eq!(
+        err(
+            t([1, 2, 4, 32]),
+            t([1, 2, 4, 32]),
+            t([1, 2, 4, 32]),
+            o().softcap(0.0)
+        ),
+        "`softcap` must be finite and > 0, got 0"
+    );
+    assert!(
+        err(
+            t([1, 2, 4, 32]),
+            t([1, 2, 4, 32]),
+            t([1, 2, 4, 32]),
+            o().dropout(1.0, 0)
+        )
+        .contains("`dropout`")
+    );
+    let bad_mask =
+        Tensor::<Wgpu, 4, Bool>::from_data(TensorData::new(vec![false; 8], [1, 1, 2, 4]), &device);
+    let e = flint::try_flash_attention_full(
+        t([1, 2, 4, 32]),
+        t([1, 2, 4, 32]),
+        t([1, 2, 4, 32]),
+        Some(bad_mask),
+        None,
+        o(),
+    )
+    .unwrap_err()
+    .to_string();
+    assert_eq!(
+        e,
+        "`mask` has shape [1, 1, 2, 4]: must be [1 or 1, 2 or 1, 4, 4] (broadcast over batch and heads)"
+    );
+    // The panicking entry point carries the same message.
+    let panic = std::panic::catch_unwind(|| {
+        flint::flash_attention(t([1, 3, 4, 32]), t([1, 2, 4, 32]), t([1, 2, 4, 32]))
+    })
+    .unwrap_err();
+    let msg = panic.downcast_ref::<String>().cloned().unwrap_or_default();
+    assert!(
+        msg.starts_with("flash attention: `k` has shape [1, 2, 4, 32]"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn empty_inputs_give_empty_outputs_without_a_launch() {
+    let device = wgpu();
+    let out = flint::flash_attention_full(
+        Tensor::<Wgpu, 4>::ones([1, 2, 3, 32], &device),
+        Tensor::<Wgpu, 4>::ones([1, 2, 0, 32], &device),
+        Tensor::<Wgpu, 4>::ones([1, 2, 0, 32], &device),
+        None,
+        None,
+        AttentionOptions::new(),
+    );
+    assert_eq!(to_f64(out.out), vec![0.0; 2 * 3 * 32]);
+    assert!(to_f64(out.lse).iter().all(|x| *x == f64::NEG_INFINITY));
+}
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn case() -> impl Strategy<Value = Case> {
+        (
+            1usize..3,
+            1usize..3,
+            1usize..4,
+            1usize..24,
+            1usize..24,
+            prop::sample::select(vec![32usize, 64]),
+        )
+            .prop_flat_map(|(b, hkv, group, sq, sk, d)| {
+                (
+                    Just(Case::new(b, hkv * group, hkv, sq, sk, d)),
+                    any::<bool>(),
+                    any::<bool>(),
+                    any::<bool>(),
+                )
+            })
+            .prop_map(|(mut c, causal, window, softcap)| {
+                c.opts.causal = causal;
+                if window {
+                    c.opts.window = (Some(3), Some(2));
+                }
+                if softcap {
+                    c.opts.softcap = Some(1.5);
+                }
+                c
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+        #[test]
+        fn random_shapes_match_on_ndarray(c in case(), seed in 0u64..1000) {
+            check::<NdArray>(&c, &Default::default(), seed);
+        }
+    }
+
+    proptest! {
+        // Each new feature combination compiles a kernel on the software device: few cases.
+        #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+        #[test]
+        fn random_shapes_match_on_wgpu(c in case(), seed in 0u64..1000) {
+            check::<Wgpu>(&c, &wgpu(), seed);
+        }
+    }
+}
