@@ -30,6 +30,9 @@ pub enum AttentionError {
         /// How.
         rule: String,
     },
+    /// A `FLINT_*` environment variable holds a value flint does not accept.
+    #[error(transparent)]
+    Environment(&'static flint_tune::TuneError),
     /// The kernel layer could not run the call.
     #[error(transparent)]
     Kernel(#[from] flint_kernels::KernelError),

@@ -9,25 +9,13 @@ use flint_kernels::attention::{
     AttentionFwdArgs, AttentionFwdConfig, AttentionProblem, choose_attention_fwd,
     launch_attention_fwd,
 };
-use flint_tune::{Selector, TuneError};
+use flint_tune::Selector;
 
 use super::FlashAttentionBackend;
 use crate::AttentionError;
 
 fn selector() -> Result<&'static Selector, AttentionError> {
-    Selector::global().map_err(|e| {
-        AttentionError::Kernel(flint_kernels::KernelError::Tune(TuneError::BadEnv {
-            var: match e {
-                TuneError::BadEnv { var, .. } => var,
-                _ => "FLINT_*",
-            },
-            value: match e {
-                TuneError::BadEnv { value, .. } => value.clone(),
-                _ => String::new(),
-            },
-            rule: "invalid flint environment",
-        }))
-    })
+    Selector::global().map_err(AttentionError::Environment)
 }
 
 impl<R, F, I, BT> FlashAttentionBackend for CubeBackend<R, F, I, BT>

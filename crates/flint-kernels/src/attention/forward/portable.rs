@@ -126,35 +126,27 @@ pub fn attention_fwd_portable<F: Float>(
 
     let mut start = kv_lo;
     while start < kv_hi {
-        // Stage the tile; keys past the end read as zero and are masked below.
-        let mut idx = UNIT_POS_X;
-        while idx < p.block_kv * p.head_dim {
-            let key = start + (idx / p.head_dim) as i32;
-            let mut x = 0.0f32;
-            if key < seq_kv as i32 {
-                x = f32::cast_from(
-                    k[k_base
-                        + key as usize * k.stride(2)
-                        + (idx % p.head_dim) as usize * k.stride(3)],
-                );
-            }
-            k_tile[idx as usize] = x;
-            idx += p.block_q;
-        }
-        let mut idx = UNIT_POS_X;
-        while idx < p.block_kv * p.val_dim {
-            let key = start + (idx / p.val_dim) as i32;
-            let mut x = 0.0f32;
-            if key < seq_kv as i32 {
-                x = f32::cast_from(
-                    v[v_base
-                        + key as usize * v.stride(2)
-                        + (idx % p.val_dim) as usize * v.stride(3)],
-                );
-            }
-            v_tile[idx as usize] = x;
-            idx += p.block_q;
-        }
+        // Stage the tiles; keys past the end read as zero and are masked below.
+        stage_tile::<F>(
+            k,
+            k_base,
+            start,
+            seq_kv,
+            &mut k_tile,
+            p.block_kv,
+            p.head_dim,
+            p.block_q,
+        );
+        stage_tile::<F>(
+            v,
+            v_base,
+            start,
+            seq_kv,
+            &mut v_tile,
+            p.block_kv,
+            p.val_dim,
+            p.block_q,
+        );
         sync_cube();
 
         if row_ok {
@@ -243,5 +235,34 @@ pub fn attention_fwd_portable<F: Float>(
             }
             lse[lse_at] = s.neg_inf;
         }
+    }
+}
+
+/// Copies keys `start..start + rows` of one (batch, head) of `src` (from element `base`) into
+/// `tile` as f32, `width` values per key, spread over `units` units; keys at or past `seq`
+/// read as zero.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn stage_tile<F: Float>(
+    src: &Tensor<F>,
+    base: usize,
+    start: i32,
+    seq: u32,
+    tile: &mut SharedMemory<f32>,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+    #[comptime] units: u32,
+) {
+    let mut idx = UNIT_POS_X;
+    while idx < rows * width {
+        let key = start + (idx / width) as i32;
+        let mut x = 0.0f32;
+        if key < seq as i32 {
+            x = f32::cast_from(
+                src[base + key as usize * src.stride(2) + (idx % width) as usize * src.stride(3)],
+            );
+        }
+        tile[idx as usize] = x;
+        idx += units;
     }
 }
