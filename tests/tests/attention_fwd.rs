@@ -5,7 +5,7 @@
 //! be at most twice Burn's own `attention_fallback` error in the same dtype, plus a small
 //! epsilon. Where Burn cannot express a feature (window, dropout), a fixed f32 bound is used.
 
-use burn::backend::{NdArray, Wgpu, wgpu::WgpuDevice};
+use burn::backend::NdArray;
 use burn::tensor::backend::Backend;
 use burn::tensor::module::attention_fallback;
 use burn::tensor::ops::AttentionModuleOptions;
@@ -209,9 +209,22 @@ pub fn check<B: FlashAttentionBackend>(case: &Case, device: &B::Device, seed: u6
     assert!(lse_err <= 1e-4, "{case:?}: LSE error {lse_err:e}");
 }
 
-fn wgpu() -> WgpuDevice {
+/// The GPU backend under test: CUDA when built with `--features cuda` (on the GPU
+/// machine), else wgpu over lavapipe.
+#[cfg(feature = "cuda")]
+type Gpu = burn::backend::Cuda;
+#[cfg(not(feature = "cuda"))]
+type Gpu = burn::backend::Wgpu;
+
+#[cfg(feature = "cuda")]
+fn gpu() -> burn::backend::cuda::CudaDevice {
+    burn::backend::cuda::CudaDevice::default()
+}
+
+#[cfg(not(feature = "cuda"))]
+fn gpu() -> burn::backend::wgpu::WgpuDevice {
     let _ = flint_tests::lavapipe(); // a clear message if the software device is missing
-    WgpuDevice::Cpu
+    burn::backend::wgpu::WgpuDevice::Cpu
 }
 
 fn cases() -> Vec<(&'static str, Case)> {
@@ -253,18 +266,18 @@ fn matches_reference_on_ndarray() {
 }
 
 #[test]
-fn matches_reference_on_wgpu_portable() {
+fn matches_reference_on_gpu() {
     let started = std::time::Instant::now();
-    let device = wgpu();
+    let device = gpu();
     for (name, case) in cases() {
-        eprintln!("wgpu: {name} at {:?}", started.elapsed());
-        check::<Wgpu>(&case, &device, 11);
+        eprintln!("gpu: {name} at {:?}", started.elapsed());
+        check::<Gpu>(&case, &device, 11);
     }
 }
 
 #[test]
-fn head_dim_256_on_wgpu() {
-    check::<Wgpu>(&Case::new(1, 1, 1, 12, 12, 256), &wgpu(), 5);
+fn head_dim_256_on_gpu() {
+    check::<Gpu>(&Case::new(1, 1, 1, 12, 12, 256), &gpu(), 5);
 }
 
 #[test]
@@ -290,13 +303,13 @@ fn non_contiguous_inputs_are_honoured() {
         assert!(err < 1e-6, "strided and dense inputs differ by {err:e}");
     }
     run::<NdArray>(&Default::default());
-    run::<Wgpu>(&wgpu());
+    run::<Gpu>(&gpu());
 }
 
 #[test]
 fn bad_input_is_refused_before_launch_with_the_argument_named() {
-    let device = wgpu();
-    let t = |shape: [usize; 4]| Tensor::<Wgpu, 4>::ones(shape, &device);
+    let device = gpu();
+    let t = |shape: [usize; 4]| Tensor::<Gpu, 4>::ones(shape, &device);
     let err = |q, k, v, o| {
         flint::try_flash_attention_with(q, k, v, o)
             .unwrap_err()
@@ -342,7 +355,7 @@ fn bad_input_is_refused_before_launch_with_the_argument_named() {
         .contains("`dropout`")
     );
     let bad_mask =
-        Tensor::<Wgpu, 4, Bool>::from_data(TensorData::new(vec![false; 8], [1, 1, 2, 4]), &device);
+        Tensor::<Gpu, 4, Bool>::from_data(TensorData::new(vec![false; 8], [1, 1, 2, 4]), &device);
     let e = flint::try_flash_attention_full(
         t([1, 2, 4, 32]),
         t([1, 2, 4, 32]),
@@ -371,11 +384,11 @@ fn bad_input_is_refused_before_launch_with_the_argument_named() {
 
 #[test]
 fn empty_inputs_give_empty_outputs_without_a_launch() {
-    let device = wgpu();
+    let device = gpu();
     let out = flint::flash_attention_full(
-        Tensor::<Wgpu, 4>::ones([1, 2, 3, 32], &device),
-        Tensor::<Wgpu, 4>::ones([1, 2, 0, 32], &device),
-        Tensor::<Wgpu, 4>::ones([1, 2, 0, 32], &device),
+        Tensor::<Gpu, 4>::ones([1, 2, 3, 32], &device),
+        Tensor::<Gpu, 4>::ones([1, 2, 0, 32], &device),
+        Tensor::<Gpu, 4>::ones([1, 2, 0, 32], &device),
         None,
         None,
         AttentionOptions::new(),
@@ -430,8 +443,8 @@ mod properties {
         // Each new feature combination compiles a kernel on the software device: few cases.
         #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
         #[test]
-        fn random_shapes_match_on_wgpu(c in case(), seed in 0u64..1000) {
-            check::<Wgpu>(&c, &wgpu(), seed);
+        fn random_shapes_match_on_gpu(c in case(), seed in 0u64..1000) {
+            check::<Gpu>(&c, &gpu(), seed);
         }
     }
 }
