@@ -115,6 +115,16 @@ impl Signature {
         }
     }
 
+    /// The non-negative integer `name` as a size, or an error naming it.
+    ///
+    /// # Errors
+    /// When `name` is absent, not an integer, or negative.
+    pub fn size(&self, name: &str) -> Result<usize, String> {
+        self.int(name)
+            .and_then(|v| usize::try_from(v).ok())
+            .ok_or_else(|| format!("the invocation has no valid `{name}`"))
+    }
+
     /// Replaces the integer `name` by the next power of two at or above it, so that nearby
     /// sizes share one call key (and one tuned config). Non-integers are left alone.
     pub fn bucket_pow2(mut self, name: &str) -> Self {

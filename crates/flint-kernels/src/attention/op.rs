@@ -12,13 +12,6 @@ pub struct AttentionFwdOp {
     limits: DeviceLimits,
 }
 
-fn dim(inv: &Invocation, name: &str) -> Result<usize, String> {
-    inv.signature()
-        .int(name)
-        .and_then(|v| usize::try_from(v).ok())
-        .ok_or_else(|| format!("the invocation has no valid `{name}`"))
-}
-
 impl AttentionFwdOp {
     /// The op for a device with `limits`.
     pub fn new(limits: DeviceLimits) -> Self {
@@ -109,7 +102,8 @@ impl Op for AttentionFwdOp {
     }
 
     fn check(&self, inv: &Invocation, c: &AttentionFwdConfig) -> Result<(), String> {
-        let (d, dv) = (dim(inv, "head_dim")?, dim(inv, "val_dim")?);
+        let sig = inv.signature();
+        let (d, dv) = (sig.size("head_dim")?, sig.size("val_dim")?);
         for (name, x) in [("head_dim", d), ("val_dim", dv)] {
             if !SUPPORTED_HEAD_DIMS.contains(&x) {
                 return Err(format!("{name} {x} is not one of {SUPPORTED_HEAD_DIMS:?}"));

@@ -27,13 +27,6 @@ impl ScaleOp {
     pub fn new(limits: DeviceLimits) -> Self {
         Self { limits }
     }
-
-    fn len(inv: &Invocation) -> Result<usize, String> {
-        inv.signature()
-            .int("len")
-            .and_then(|n| usize::try_from(n).ok())
-            .ok_or_else(|| "the invocation has no valid `len`".to_string())
-    }
 }
 
 impl ScaleOp {
@@ -63,7 +56,7 @@ impl Op for ScaleOp {
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<ScaleConfig, String> {
-        let len = Self::len(inv)?;
+        let len = inv.signature().size("len")?;
         let vector_size = [4u8, 2, 1]
             .into_iter()
             .find(|&v| len % usize::from(v) == 0 && usize::from(v) <= self.limits.max_vector_size)
@@ -103,7 +96,7 @@ impl Op for ScaleOp {
     }
 
     fn check(&self, inv: &Invocation, c: &ScaleConfig) -> Result<(), String> {
-        let len = Self::len(inv)?;
+        let len = inv.signature().size("len")?;
         let v = usize::from(c.vector_size);
         if ![1, 2, 4].contains(&v) {
             return Err(format!("vector_size {v} is not 1, 2 or 4"));
