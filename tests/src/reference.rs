@@ -33,6 +33,18 @@ pub struct RefOptions {
 
 /// Output `[B, H, Sq, Dv]` and LSE `[B, H, Sq]`.
 pub fn attention_ref(x: &RefInputs, o: &RefOptions) -> (Vec<f64>, Vec<f64>) {
+    attention_ref_rounded(x, o, &|v| v)
+}
+
+/// A standard, unfused attention in a low-precision dtype, as a framework runs it: the score
+/// matmul, the softmax output and the output matmul each produce values rounded by `round`
+/// (accumulating in f64). Its error against [`attention_ref`] is the baseline of the
+/// FlashAttention-2 accuracy criterion.
+pub fn attention_ref_rounded(
+    x: &RefInputs,
+    o: &RefOptions,
+    round: &dyn Fn(f64) -> f64,
+) -> (Vec<f64>, Vec<f64>) {
     let (b, h, hkv, sq, sk, d, dv) = x.dims;
     let scale = o.scale.unwrap_or(1.0 / (d as f64).sqrt());
     let group = h / hkv;
@@ -58,7 +70,7 @@ pub fn attention_ref(x: &RefInputs, o: &RefOptions) -> (Vec<f64>, Vec<f64>) {
                         s += x.q[((bi * h + hi) * sq + i) * d + di]
                             * x.k[((bi * hkv + kh) * sk + j) * d + di];
                     }
-                    s *= scale;
+                    s = round(s) * scale;
                     if let Some(c) = o.softcap {
                         s = c * (s / c).tanh();
                     }
@@ -74,7 +86,7 @@ pub fn attention_ref(x: &RefInputs, o: &RefOptions) -> (Vec<f64>, Vec<f64>) {
                 let sum: f64 = scores.iter().map(|s| (s - m).exp()).sum();
                 lse[(bi * h + hi) * sq + i] = m + sum.ln();
                 for (j, s) in scores.iter().enumerate() {
-                    let mut p = (s - m).exp() / sum;
+                    let mut p = round((s - m).exp() / sum);
                     if let Some((drop, seed)) = o.dropout {
                         let bh = (bi * h + hi) as u32;
                         p = if flint_kernels::attention::dropout::keep(
@@ -92,6 +104,9 @@ pub fn attention_ref(x: &RefInputs, o: &RefOptions) -> (Vec<f64>, Vec<f64>) {
                 }
             }
         }
+    }
+    for x in &mut out {
+        *x = round(*x);
     }
     (out, lse)
 }

@@ -6,13 +6,14 @@
 //! epsilon. Where Burn cannot express a feature (window, dropout), a fixed f32 bound is used.
 
 use burn::backend::NdArray;
+use burn::tensor::FloatDType;
 use burn::tensor::backend::Backend;
 use burn::tensor::module::attention_fallback;
 use burn::tensor::ops::AttentionModuleOptions;
 use burn::tensor::{Bool, Tensor, TensorData};
-use flint::{AttentionOptions, FlashAttentionBackend};
+use flint::{AttentionFwdConfig, AttentionOptions, FlashAttentionBackend};
 use flint_tests::random_f32;
-use flint_tests::reference::{RefInputs, RefOptions, attention_ref};
+use flint_tests::reference::{RefInputs, RefOptions, attention_ref, attention_ref_rounded};
 
 /// One attention problem.
 #[derive(Clone, Debug)]
@@ -48,7 +49,7 @@ impl Case {
     }
 }
 
-fn options(o: &RefOptions) -> AttentionOptions {
+fn options(o: &RefOptions, config: Option<AttentionFwdConfig>) -> AttentionOptions {
     let mut a = AttentionOptions::new()
         .with_causal(o.causal)
         .window(o.window.0, o.window.1);
@@ -60,6 +61,9 @@ fn options(o: &RefOptions) -> AttentionOptions {
     }
     if let Some((p, seed)) = o.dropout {
         a = a.dropout(p, seed);
+    }
+    if let Some(c) = config {
+        a = a.config(c);
     }
     a
 }
@@ -94,8 +98,61 @@ fn max_err(got: &[f64], want: &[f64]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-/// Runs `case` on backend `B` and checks output and LSE against the f64 reference.
+/// Runs `case` on backend `B` in f32 and checks output and LSE against the f64 reference.
 pub fn check<B: FlashAttentionBackend>(case: &Case, device: &B::Device, seed: u64) {
+    check_in::<B>(case, device, seed, FloatDType::F32, &[None]);
+}
+
+/// Burn's `attention_fallback` on `[B, H, S, D]` tensors (k and v expanded over each query-head
+/// group), or `None` where it cannot express the case (window, dropout).
+fn burn_fallback<BB: Backend>(
+    case: &Case,
+    q: Tensor<BB, 4>,
+    k: Tensor<BB, 4>,
+    v: Tensor<BB, 4>,
+    mask: Option<Tensor<BB, 4, Bool>>,
+    bias: Option<Tensor<BB, 4>>,
+) -> Option<Vec<f64>> {
+    if case.opts.window != (None, None) || case.opts.dropout.is_some() {
+        return None;
+    }
+    let Case {
+        b, h, hkv, sq, sk, ..
+    } = *case;
+    let group = h / hkv;
+    let expand = |t: Tensor<BB, 4>| {
+        let dd = t.dims()[3];
+        t.unsqueeze_dim::<5>(2)
+            .expand([b, hkv, group, sk, dd])
+            .reshape([b, h, sk, dd])
+    };
+    let out = attention_fallback(
+        q,
+        expand(k),
+        expand(v),
+        mask.map(|m| m.expand([b, h, sq, sk])),
+        bias.map(|x| x.expand([b, h, sq, sk])),
+        AttentionModuleOptions {
+            scale: case.opts.scale,
+            softcap: case.opts.softcap,
+            is_causal: case.opts.causal,
+        },
+    );
+    Some(to_f64(out))
+}
+
+/// Runs `case` on backend `B` with inputs in `dtype`, once per entry of `configs` (`None`: the
+/// selector's choice), and checks output and LSE against the f64 reference on the same
+/// (rounded) inputs. The tolerance is twice a baseline's error: Burn's fallback for f32 (on
+/// NdArray: on lavapipe its matmuls would autotune for minutes), an unfused attention with
+/// half-precision rounding otherwise.
+pub fn check_in<B: FlashAttentionBackend>(
+    case: &Case,
+    device: &B::Device,
+    seed: u64,
+    dtype: FloatDType,
+    configs: &[Option<AttentionFwdConfig>],
+) {
     let Case {
         b,
         h,
@@ -106,13 +163,23 @@ pub fn check<B: FlashAttentionBackend>(case: &Case, device: &B::Device, seed: u6
         dv,
         ..
     } = *case;
-    let q = random_f32(b * h * sq * d, seed);
-    let k = random_f32(b * hkv * sk * d, seed + 1);
-    let v = random_f32(b * hkv * sk * dv, seed + 2);
+    let input = |values: &[f32], shape: [usize; 4]| tensor::<B>(values, shape, device).cast(dtype);
+    let rounded = |t: &Tensor<B, 4>| -> Vec<f32> {
+        t.clone()
+            .into_data()
+            .convert::<f32>()
+            .to_vec::<f32>()
+            .expect("f32 data")
+    };
+    let qt = input(&random_f32(b * h * sq * d, seed), [b, h, sq, d]);
+    let kt = input(&random_f32(b * hkv * sk * d, seed + 1), [b, hkv, sk, d]);
+    let vt = input(&random_f32(b * hkv * sk * dv, seed + 2), [b, hkv, sk, dv]);
+    let (q, k, v) = (rounded(&qt), rounded(&kt), rounded(&vt));
     let bias_shape = case
         .bias
         .map(|(pb, ph)| [if pb { b } else { 1 }, if ph { h } else { 1 }, sq, sk]);
-    let bias = bias_shape.map(|s| random_f32(s.iter().product(), seed + 3));
+    let bias_t = bias_shape.map(|s| input(&random_f32(s.iter().product(), seed + 3), s));
+    let bias = bias_t.as_ref().map(rounded);
     let mask: Option<Vec<bool>> = case.mask.then(|| {
         let r = random_f32(b * sq * sk, seed + 4);
         (0..b * sq * sk)
@@ -151,62 +218,64 @@ pub fn check<B: FlashAttentionBackend>(case: &Case, device: &B::Device, seed: u6
     };
     let (want_out, want_lse) = attention_ref(&inputs, &case.opts);
 
-    let qt = tensor::<B>(&q, [b, h, sq, d], device);
-    let kt = tensor::<B>(&k, [b, hkv, sk, d], device);
-    let vt = tensor::<B>(&v, [b, hkv, sk, dv], device);
-    let bias_t = bias
-        .as_ref()
-        .zip(bias_shape)
-        .map(|(x, s)| tensor::<B>(x, s, device));
-    let mask_t = mask.as_ref().map(|m| {
-        Tensor::<B, 4, Bool>::from_data(TensorData::new(m.clone(), [b, 1, sq, sk]), device)
-    });
-    let got = flint::try_flash_attention_full(qt, kt, vt, mask_t, bias_t, options(&case.opts))
-        .unwrap_or_else(|e| panic!("{case:?}: {e}"));
-    let got_out = to_f64(got.out);
-    let got_lse = to_f64(got.lse);
-
-    // Burn's own fallback in the same dtype (f32, on NdArray: on lavapipe its matmuls
-    // would autotune for minutes), where it can express the case.
-    let burn_err = (case.opts.window == (None, None) && case.opts.dropout.is_none()).then(|| {
+    let mask_t = |dev: &B::Device| {
+        mask.as_ref().map(|m| {
+            Tensor::<B, 4, Bool>::from_data(TensorData::new(m.clone(), [b, 1, sq, sk]), dev)
+        })
+    };
+    // The baseline: Burn's fallback in f32 (where it can express the case), or an unfused
+    // attention rounding like a framework's half-precision matmuls and softmax.
+    let baseline = if dtype == FloatDType::F32 {
         let dev = Default::default();
-        let group = h / hkv;
-        let expand = |t: Tensor<NdArray, 4>, dd| {
-            t.unsqueeze_dim::<5>(2)
-                .expand([b, hkv, group, sk, dd])
-                .reshape([b, h, sk, dd])
+        let nd = |x: &[f32], s: [usize; 4]| tensor::<NdArray>(x, s, &dev);
+        burn_fallback::<NdArray>(
+            case,
+            nd(&q, [b, h, sq, d]),
+            nd(&k, [b, hkv, sk, d]),
+            nd(&v, [b, hkv, sk, dv]),
+            mask.as_ref().map(|m| {
+                Tensor::<NdArray, 4, Bool>::from_data(
+                    TensorData::new(m.clone(), [b, 1, sq, sk]),
+                    &dev,
+                )
+            }),
+            bias.as_ref().zip(bias_shape).map(|(x, s)| nd(x, s)),
+        )
+    } else {
+        let round = |v: f64| match dtype {
+            FloatDType::BF16 => burn::tensor::bf16::from_f64(v).to_f64(),
+            _ => burn::tensor::f16::from_f64(v).to_f64(),
         };
-        let mask_nd = mask.as_ref().map(|m| {
-            Tensor::<NdArray, 4, Bool>::from_data(TensorData::new(m.clone(), [b, 1, sq, sk]), &dev)
-                .expand([b, h, sq, sk])
-        });
-        let bias_nd = bias
-            .as_ref()
-            .zip(bias_shape)
-            .map(|(x, s)| tensor::<NdArray>(x, s, &dev).expand([b, h, sq, sk]));
-        let out = attention_fallback(
-            tensor::<NdArray>(&q, [b, h, sq, d], &dev),
-            expand(tensor::<NdArray>(&k, [b, hkv, sk, d], &dev), d),
-            expand(tensor::<NdArray>(&v, [b, hkv, sk, dv], &dev), dv),
-            mask_nd,
-            bias_nd,
-            AttentionModuleOptions {
-                scale: case.opts.scale,
-                softcap: case.opts.softcap,
-                is_causal: case.opts.causal,
-            },
+        Some(attention_ref_rounded(&inputs, &case.opts, &round).0)
+    };
+    let burn_err = baseline.map(|o| max_err(&o, &want_out));
+    let (eps, fixed, lse_tol) = if dtype == FloatDType::F32 {
+        (2e-5, 1e-4, 1e-4)
+    } else {
+        (1e-3, 2e-2, 1e-3)
+    };
+    let tol = burn_err.map_or(fixed, |e| 2.0 * e + eps);
+    for config in configs {
+        let got = flint::try_flash_attention_full(
+            qt.clone(),
+            kt.clone(),
+            vt.clone(),
+            mask_t(device),
+            bias_t.clone(),
+            options(&case.opts, *config),
+        )
+        .unwrap_or_else(|e| panic!("{case:?} {config:?}: {e}"));
+        let out_err = max_err(&to_f64(got.out), &want_out);
+        assert!(
+            out_err <= tol,
+            "{case:?} {dtype:?} {config:?}: output error {out_err:e} > {tol:e} (Burn's fallback: {burn_err:?})"
         );
-        max_err(&to_f64(out), &want_out)
-    });
-    let eps = 2e-5;
-    let tol = burn_err.map_or(1e-4, |e| 2.0 * e + eps);
-    let out_err = max_err(&got_out, &want_out);
-    assert!(
-        out_err <= tol,
-        "{case:?}: output error {out_err:e} > {tol:e} (Burn's fallback: {burn_err:?})"
-    );
-    let lse_err = max_err(&got_lse, &want_lse);
-    assert!(lse_err <= 1e-4, "{case:?}: LSE error {lse_err:e}");
+        let lse_err = max_err(&to_f64(got.lse), &want_lse);
+        assert!(
+            lse_err <= lse_tol,
+            "{case:?} {dtype:?} {config:?}: LSE error {lse_err:e}"
+        );
+    }
 }
 
 /// The GPU backend under test: CUDA when built with `--features cuda` (on the GPU
@@ -278,6 +347,72 @@ fn matches_reference_on_gpu() {
 #[test]
 fn head_dim_256_on_gpu() {
     check::<Gpu>(&Case::new(1, 1, 1, 12, 12, 256), &gpu(), 5);
+}
+
+/// Cases sized to cross the tensor-core variant's tiles (64 or 128 query rows, 32 or 64 keys)
+/// with tails on both sides.
+fn half_cases() -> Vec<(&'static str, Case)> {
+    let mut v = vec![("plain d64", Case::new(1, 2, 2, 100, 130, 64))];
+    let mut c = Case::new(2, 4, 1, 70, 150, 128);
+    c.opts.causal = true;
+    v.push(("gqa4 causal sq<sk d128", c));
+    let mut c = Case::new(1, 8, 2, 150, 70, 64);
+    c.opts.causal = true;
+    v.push(("gqa4 causal sq>sk (fully masked rows)", c));
+    let mut c = Case::new(1, 2, 2, 97, 97, 32);
+    c.opts.window = (Some(20), Some(7));
+    v.push(("window d32", c));
+    let mut c = Case::new(1, 2, 1, 65, 80, 96);
+    c.opts.softcap = Some(2.0);
+    c.opts.scale = Some(0.3);
+    c.bias = Some((true, false));
+    v.push(("softcap scale batch-bias d96", c));
+    let mut c = Case::new(2, 2, 2, 33, 66, 64);
+    c.mask = true;
+    v.push(("bool mask", c));
+    let mut c = Case::new(1, 2, 2, 40, 90, 128);
+    c.dv = 64;
+    v.push(("dv != d", c));
+    let mut c = Case::new(1, 2, 2, 70, 80, 64);
+    c.opts.dropout = Some((0.2, 99));
+    v.push(("dropout", c));
+    v.push(("d256", Case::new(1, 1, 1, 70, 75, 256)));
+    v.push(("single query", Case::new(1, 4, 1, 1, 200, 128)));
+    v
+}
+
+/// f16 and bf16 against the f64 reference, through the selector and through each variant
+/// forced by an explicit config (tensor cores in two tilings, and the portable kernel).
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA: lavapipe has no f16/bf16 tensor cores (run with --features cuda)"
+)]
+fn half_precision_matches_reference_on_gpu() {
+    use flint::Variant;
+    let device = gpu();
+    let config = |variant, block_q, block_kv| {
+        Some(AttentionFwdConfig {
+            variant,
+            block_q,
+            block_kv,
+        })
+    };
+    let started = std::time::Instant::now();
+    for dtype in [FloatDType::BF16, FloatDType::F16] {
+        for (name, case) in half_cases() {
+            // 64-key tiles would spill registers at D = 256.
+            let wide_kv = if case.d.max(case.dv) > 128 { 32 } else { 64 };
+            let configs = [
+                None,
+                config(Variant::Mma, 64, wide_kv),
+                config(Variant::Mma, 128, 32),
+                config(Variant::Portable, 16, 16),
+            ];
+            eprintln!("{dtype:?} {name} at {:?}", started.elapsed());
+            check_in::<Gpu>(&case, &device, 7, dtype, &configs);
+        }
+    }
 }
 
 #[test]
@@ -354,6 +489,19 @@ fn bad_input_is_refused_before_launch_with_the_argument_named() {
         )
         .contains("`dropout`")
     );
+    // An explicit config outside the op's space is refused before launch, with the rule.
+    let bad_config = AttentionFwdConfig {
+        variant: flint::Variant::Portable,
+        block_q: 3,
+        block_kv: 8,
+    };
+    let e = err(
+        t([1, 2, 4, 32]),
+        t([1, 2, 4, 32]),
+        t([1, 2, 4, 32]),
+        o().config(bad_config),
+    );
+    assert!(e.contains("block_q 3 is not a power of two"), "{e}");
     let bad_mask =
         Tensor::<Gpu, 4, Bool>::from_data(TensorData::new(vec![false; 8], [1, 1, 2, 4]), &device);
     let e = flint::try_flash_attention_full(

@@ -166,3 +166,122 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// The attention forward: the first selector autotunes its candidates on a real problem and
+/// persists the winner; a second selector on the same directory (a later process) reuses it
+/// from disk without benchmarking, and both launches match the f64 reference.
+#[test]
+fn attention_autotunes_persists_and_reuses() {
+    let (client, device) = lavapipe();
+    attention_persists_and_reuses(client, device);
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "CUDA: build with `--features cuda` and run on a machine with an NVIDIA GPU"
+)]
+fn attention_autotunes_persists_and_reuses_on_cuda() {
+    #[cfg(feature = "cuda")]
+    {
+        use cubecl::Runtime;
+        let device = cubecl::cuda::CudaDevice::new(0);
+        let client = std::panic::catch_unwind(|| cubecl::cuda::CudaRuntime::client(&device))
+            .expect("built with `--features cuda` but no CUDA device could be opened");
+        attention_persists_and_reuses(client, device);
+    }
+}
+
+fn attention_persists_and_reuses<R: cubecl::Runtime>(
+    client: cubecl::prelude::ComputeClient<R>,
+    device: R::Device,
+) {
+    use cubecl::prelude::{StorageType, TensorArg};
+    use flint_kernels::attention::{AttentionFwdArgs, AttentionProblem, launch_attention_fwd};
+    use flint_tests::reference::{RefInputs, RefOptions, attention_ref};
+
+    let (b, h, s, d) = (1usize, 2usize, 24usize, 32usize);
+    let problem = AttentionProblem {
+        batch: b,
+        heads: h,
+        kv_heads: h,
+        seq_q: s,
+        seq_kv: s,
+        head_dim: d,
+        val_dim: d,
+        dtype: "f32",
+        scale: 1.0 / (d as f64).sqrt(),
+        softcap: None,
+        window: (None, Some(0)),
+        has_bias: false,
+        dropout: None,
+    };
+    let len = b * h * s * d;
+    let (q, k, v) = (random_f32(len, 1), random_f32(len, 2), random_f32(len, 3));
+    let to64 = |x: &[f32]| x.iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
+    let (want, _) = attention_ref(
+        &RefInputs {
+            q: to64(&q),
+            k: to64(&k),
+            v: to64(&v),
+            dims: (b, h, h, s, s, d, d),
+            bias: None,
+        },
+        &RefOptions {
+            causal: true,
+            ..RefOptions::default()
+        },
+    );
+    let (qh, kh, vh) = (
+        client.create_from_slice(&f32_bytes(&q)),
+        client.create_from_slice(&f32_bytes(&k)),
+        client.create_from_slice(&f32_bytes(&v)),
+    );
+    let bias = client.create_from_slice(&f32_bytes(&[0.0]));
+    let shape = [b, h, s, d];
+    let strides = [h * s * d, s * d, d, 1];
+    let run = |selector: &Selector| {
+        let out = client.empty(len * 4);
+        let lse = client.empty(b * h * s * 4);
+        // SAFETY: every handle holds exactly the elements its shape and strides describe.
+        let arg = |handle: &cubecl::server::Handle, shape: &[usize], strides: &[usize]| unsafe {
+            TensorArg::<R>::from_raw_parts(handle.clone(), strides.into(), shape.into())
+        };
+        let choice = launch_attention_fwd(
+            &client,
+            &device,
+            selector,
+            &problem,
+            StorageType::Scalar(cubecl::ir::ElemType::Float(cubecl::ir::FloatKind::F32)),
+            None,
+            || AttentionFwdArgs {
+                q: arg(&qh, &shape, &strides),
+                k: arg(&kh, &shape, &strides),
+                v: arg(&vh, &shape, &strides),
+                bias: arg(&bias, &[1, 1, 1, 1], &[1, 1, 1, 1]),
+                bias_strides: (0, 0),
+                out: arg(&out, &shape, &strides),
+                lse: arg(&lse, &[b, h, s], &[h * s, s, 1]),
+            },
+        )
+        .unwrap();
+        let got = read_f32(&client, out);
+        let err = got
+            .iter()
+            .zip(&want)
+            .map(|(g, w)| (f64::from(*g) - w).abs())
+            .fold(0.0, f64::max);
+        assert!(err < 1e-4, "{:?}: max error {err:e}", choice.config);
+        choice
+    };
+
+    let dir = tempfile::tempdir().unwrap();
+    let (first, first_events) = selector(dir.path());
+    let tuned = run(&first);
+    assert_eq!(tuned.tier, Tier::Autotune);
+    assert_eq!(tunes(&first_events), 1);
+    let (second, second_events) = selector(dir.path());
+    let again = run(&second);
+    assert_eq!((again.tier, again.config), (Tier::Disk, tuned.config));
+    assert_eq!(tunes(&second_events), 0);
+}

@@ -1,15 +1,25 @@
-//! Attention forward timings: flint against Burn's own `attention`, in the columns of
-//! `../shared/bench/sdpa_reference.py` (name d causal seq batch heads fwd_ms fwd_tflops), so
-//! the outputs sit side by side when both run in one device call.
+//! Attention forward timings: flint against Burn's own `attention`, on the manifest's
+//! workloads or on a grid of sequence lengths, with TFLOP/s and percent of the roofline.
 //!
-//! Shapes follow the FlashAttention convention: heads = hidden / d, batch = tokens / seq,
-//! FLOPs = 4·B·H·S²·D, halved when causal.
+//! The printed table uses the columns of `../shared/bench/sdpa_reference.py` (name d causal
+//! seq batch heads fwd_ms fwd_tflops) plus the roofline percentage and the workload label,
+//! so that both outputs sit side by side when they run in one device call. `--csv FILE` also
+//! writes every row as CSV.
+//!
+//! Grid shapes follow the FlashAttention convention: heads = hidden / d, batch = tokens / seq.
+//! FLOPs and bytes come from the manifest's roofline formulas (FLOPs = 4·B·H·Sq·Sk·D, halved
+//! when causal). The roofline time is `max(flops / peak, bytes / bandwidth)` with the peaks
+//! given by `--peak-tflops` (default 800, the H100's measured dense bf16 matmul ceiling) and
+//! `--peak-gbps` (default 3350, its HBM3 bandwidth).
 //!
 //! ```text
 //! cargo run --release -p flint-benches --features cuda --bin attention_bench -- \
-//!     --dims 128 --seqs 1024,4096 [--dtype bf16|f16|f32] [--no-burn]
+//!     [--workloads] [--dims 128 --seqs 1024,4096] [--dtype bf16|f16|f32] [--no-burn] \
+//!     [--csv out.csv] [--iters 5]
 //! ```
 
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use burn::tensor::backend::Backend;
@@ -17,26 +27,51 @@ use burn::tensor::module::attention as burn_attention;
 use burn::tensor::ops::AttentionModuleOptions;
 use burn::tensor::{DType, Distribution, Tensor};
 use flint::{AttentionOptions, FlashAttentionBackend};
+use flint_manifest::{Manifest, Val, WorkloadValue, env_of};
 
 struct Args {
     dims: Vec<usize>,
     seqs: Vec<usize>,
+    workloads: bool,
     dtype: DType,
     tokens: usize,
     hidden: usize,
     burn: bool,
     iters: usize,
+    csv: Option<PathBuf>,
+    peak_tflops: f64,
+    peak_gbps: f64,
+}
+
+/// One attention shape.
+#[derive(Clone, Debug)]
+struct Workload {
+    label: String,
+    b: usize,
+    h: usize,
+    hkv: usize,
+    sq: usize,
+    sk: usize,
+    d: usize,
+    dv: usize,
+    causal: bool,
+    flops: f64,
+    bytes: f64,
 }
 
 fn parse() -> Result<Args, String> {
     let mut a = Args {
         dims: vec![128],
         seqs: vec![1024, 4096],
+        workloads: false,
         dtype: DType::BF16,
         tokens: 16384,
         hidden: 2048,
         burn: true,
         iters: 5,
+        csv: None,
+        peak_tflops: 800.0,
+        peak_gbps: 3350.0,
     };
     let list = |v: &str| -> Result<Vec<usize>, String> {
         v.split(',')
@@ -44,19 +79,23 @@ fn parse() -> Result<Args, String> {
             .collect()
     };
     let mut it = std::env::args().skip(1);
-    while let Some(flag) = it.next() {
-        let mut value = || it.next().ok_or(format!("`{flag}` needs a value"));
-        match flag.as_str() {
+    while let Some(arg) = it.next() {
+        let mut value = || it.next().ok_or(format!("`{arg}` needs a value"));
+        match arg.as_str() {
             "--dims" => a.dims = list(&value()?)?,
             "--seqs" => a.seqs = list(&value()?)?,
+            "--workloads" => a.workloads = true,
             "--tokens" => a.tokens = value()?.parse().map_err(|_| "bad --tokens")?,
             "--hidden" => a.hidden = value()?.parse().map_err(|_| "bad --hidden")?,
             "--iters" => a.iters = value()?.parse().map_err(|_| "bad --iters")?,
+            "--csv" => a.csv = Some(PathBuf::from(value()?)),
+            "--peak-tflops" => a.peak_tflops = value()?.parse().map_err(|_| "bad --peak-tflops")?,
+            "--peak-gbps" => a.peak_gbps = value()?.parse().map_err(|_| "bad --peak-gbps")?,
             "--no-burn" => a.burn = false,
             "--dtype" => {
                 a.dtype = match value()?.as_str() {
                     "bf16" => DType::BF16,
-                    "f16" | "fp16" => DType::F16,
+                    "f16" => DType::F16,
                     "f32" => DType::F32,
                     other => return Err(format!("unknown dtype `{other}`")),
                 }
@@ -65,6 +104,88 @@ fn parse() -> Result<Args, String> {
         }
     }
     Ok(a)
+}
+
+/// The attention entry of the manifest, found from the working directory or the binary's
+/// location (the benches run from the repository root, or from a copy beside the binary).
+fn manifest_entry() -> Result<flint_manifest::LoadedEntry, String> {
+    let mut dirs = vec![PathBuf::from("manifest")];
+    if let Ok(exe) = std::env::current_exe()
+        && let Some(dir) = exe.parent()
+    {
+        dirs.push(dir.join("manifest"));
+    }
+    let dir = dirs
+        .iter()
+        .find(|d| d.join("attention.yaml").is_file())
+        .ok_or("no manifest/attention.yaml in the working directory or beside the binary")?;
+    let m = Manifest::load_dir(dir).map_err(|e| e.to_string())?;
+    m.entries
+        .get("attention_fwd")
+        .cloned()
+        .ok_or_else(|| "the manifest has no attention_fwd entry".to_string())
+}
+
+fn workload(
+    entry: &flint_manifest::LoadedEntry,
+    label: String,
+    values: std::collections::BTreeMap<String, WorkloadValue>,
+) -> Result<Workload, String> {
+    let env = env_of(entry, &values);
+    let int = |k: &str| match env.get(k) {
+        Some(Val::Int(i)) => usize::try_from(*i).map_err(|_| format!("{label}: bad `{k}`")),
+        _ => Err(format!("{label}: missing `{k}`")),
+    };
+    let num = |e: &flint_manifest::Expr| e.eval(&env).and_then(Val::as_f64);
+    Ok(Workload {
+        b: int("B")?,
+        h: int("H")?,
+        hkv: int("Hkv")?,
+        sq: int("Sq")?,
+        sk: int("Sk")?,
+        d: int("D")?,
+        dv: int("Dv")?,
+        causal: matches!(env.get("causal"), Some(Val::Bool(true))),
+        flops: num(&entry.flops)?,
+        bytes: num(&entry.bytes)?,
+        label,
+    })
+}
+
+fn workloads(a: &Args) -> Result<Vec<Workload>, String> {
+    let entry = manifest_entry()?;
+    if a.workloads {
+        return entry
+            .entry
+            .workloads
+            .iter()
+            .map(|w| workload(&entry, w.label.clone(), w.values.clone()))
+            .collect();
+    }
+    let mut out = Vec::new();
+    for &d in &a.dims {
+        for causal in [false, true] {
+            for &s in &a.seqs {
+                let (b, h) = ((a.tokens / s).max(1), (a.hidden / d).max(1));
+                let values = [
+                    ("B", b),
+                    ("H", h),
+                    ("Hkv", h),
+                    ("Sq", s),
+                    ("Sk", s),
+                    ("D", d),
+                    ("Dv", d),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), WorkloadValue::Int(v as i64)))
+                .chain([("causal".to_string(), WorkloadValue::Bool(causal))])
+                .collect();
+                let label = format!("d{d}-s{s}{}", if causal { "-causal" } else { "" });
+                out.push(workload(&entry, label, values)?);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Median milliseconds of `iters` synced runs of `f`, after one untimed run (which compiles
@@ -85,70 +206,117 @@ fn time<B: Backend>(device: &B::Device, iters: usize, mut f: impl FnMut() -> Ten
     ms[ms.len() / 2]
 }
 
-fn run<B: FlashAttentionBackend>(name: &str, device: &B::Device, a: &Args) {
+/// Burn's attention materialises the `[B, H, Sq, Sk]` scores; past this it is skipped.
+const BURN_SCORES_LIMIT: f64 = 16.0 * (1u64 << 30) as f64;
+
+fn run<B: FlashAttentionBackend>(
+    name: &str,
+    device: &B::Device,
+    a: &Args,
+    list: &[Workload],
+) -> String {
+    let mut csv = String::from(
+        "impl,label,d,dv,causal,seq_q,seq_k,batch,heads,kv_heads,dtype,ms,tflops,roofline_pct\n",
+    );
     println!("# flint attention_bench on {name}, dtype {:?}", a.dtype);
-    println!("name d causal seq batch heads fwd_ms fwd_tflops");
-    for &d in &a.dims {
-        for causal in [false, true] {
-            for &s in &a.seqs {
-                let (b, h) = ((a.tokens / s).max(1), (a.hidden / d).max(1));
-                let flops =
-                    4.0 * (b * h) as f64 * (s * s * d) as f64 / if causal { 2.0 } else { 1.0 };
-                let rand = |shape: [usize; 4]| {
-                    Tensor::<B, 4>::random(shape, Distribution::Normal(0.0, 1.0), device)
-                        .cast(a.dtype)
-                };
-                let (q, k, v) = (rand([b, h, s, d]), rand([b, h, s, d]), rand([b, h, s, d]));
-                let ms = time::<B>(device, a.iters, || {
-                    flint::flash_attention_with(
-                        q.clone(),
-                        k.clone(),
-                        v.clone(),
-                        AttentionOptions::new().with_causal(causal),
-                    )
-                });
-                println!(
-                    "flint {d} {} {s} {b} {h} {ms:.4} {:.1}",
-                    causal as u8,
-                    flops / ms / 1e9
-                );
-                if a.burn {
-                    let ms = time::<B>(device, a.iters, || {
-                        burn_attention(
-                            q.clone(),
-                            k.clone(),
-                            v.clone(),
-                            None,
-                            None,
-                            AttentionModuleOptions {
-                                scale: None,
-                                softcap: None,
-                                is_causal: causal,
-                            },
-                        )
-                    });
-                    println!(
-                        "burn {d} {} {s} {b} {h} {ms:.4} {:.1}",
-                        causal as u8,
-                        flops / ms / 1e9
-                    );
-                }
-            }
+    println!("name d causal seq batch heads fwd_ms fwd_tflops roofline_pct label");
+    for w in list {
+        let rand = |shape: [usize; 4]| {
+            Tensor::<B, 4>::random(shape, Distribution::Normal(0.0, 1.0), device).cast(a.dtype)
+        };
+        let q = rand([w.b, w.h, w.sq, w.d]);
+        let k = rand([w.b, w.hkv, w.sk, w.d]);
+        let v = rand([w.b, w.hkv, w.sk, w.dv]);
+        let roofline_ms =
+            (w.flops / (a.peak_tflops * 1e12)).max(w.bytes / (a.peak_gbps * 1e9)) * 1e3;
+        let mut row = |imp: &str, ms: f64| {
+            let tflops = w.flops / ms / 1e9;
+            let pct = 100.0 * roofline_ms / ms;
+            println!(
+                "{imp} {} {} {} {} {} {ms:.4} {tflops:.1} {pct:.1} {}",
+                w.d, w.causal as u8, w.sq, w.b, w.h, w.label
+            );
+            let _ = writeln!(
+                csv,
+                "{imp},{},{},{},{},{},{},{},{},{},{:?},{ms:.5},{tflops:.2},{pct:.2}",
+                w.label, w.d, w.dv, w.causal as u8, w.sq, w.sk, w.b, w.h, w.hkv, a.dtype
+            );
+        };
+        let ms = time::<B>(device, a.iters, || {
+            flint::flash_attention_with(
+                q.clone(),
+                k.clone(),
+                v.clone(),
+                AttentionOptions::new().with_causal(w.causal),
+            )
+        });
+        row("flint", ms);
+        let scores = (w.b * w.h * w.sq * w.sk) as f64 * 4.0;
+        if a.burn && scores <= BURN_SCORES_LIMIT {
+            // Burn's op has no GQA: k and v are expanded to every query head beforehand.
+            let group = w.h / w.hkv;
+            let expand = |t: Tensor<B, 4>, dd| {
+                t.unsqueeze_dim::<5>(2)
+                    .expand([w.b, w.hkv, group, w.sk, dd])
+                    .reshape([w.b, w.h, w.sk, dd])
+            };
+            let (k, v) = (expand(k.clone(), w.d), expand(v.clone(), w.dv));
+            let ms = time::<B>(device, a.iters, || {
+                burn_attention(
+                    q.clone(),
+                    k.clone(),
+                    v.clone(),
+                    None,
+                    None,
+                    AttentionModuleOptions {
+                        scale: None,
+                        softcap: None,
+                        is_causal: w.causal,
+                    },
+                )
+            });
+            row("burn", ms);
+        } else if a.burn {
+            println!(
+                "# burn skipped for {}: its scores alone need {:.1} GiB",
+                w.label,
+                scores / (1u64 << 30) as f64
+            );
         }
     }
+    csv
+}
+
+fn write_csv(path: &Path, csv: &str) -> Result<(), String> {
+    std::fs::write(path, csv).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 fn main() -> std::process::ExitCode {
+    let fail = |e: String| {
+        eprintln!("attention_bench: {e}");
+        std::process::ExitCode::from(2)
+    };
     let args = match parse() {
         Ok(a) => a,
-        Err(e) => {
-            eprintln!("attention_bench: {e}");
-            return std::process::ExitCode::from(2);
-        }
+        Err(e) => return fail(e),
+    };
+    let list = match workloads(&args) {
+        Ok(l) => l,
+        Err(e) => return fail(e),
     };
     #[cfg(feature = "cuda")]
-    run::<burn::backend::Cuda>("cuda", &Default::default(), &args);
+    let csv = run::<burn::backend::Cuda>("cuda", &Default::default(), &args, &list);
     #[cfg(all(feature = "wgpu", not(feature = "cuda")))]
-    run::<burn::backend::Wgpu>("wgpu", &Default::default(), &args);
+    let csv = run::<burn::backend::Wgpu>("wgpu", &Default::default(), &args, &list);
+    #[cfg(not(any(feature = "wgpu", feature = "cuda")))]
+    let csv = {
+        let _ = &list;
+        String::new()
+    };
+    if let Some(path) = &args.csv
+        && let Err(e) = write_csv(path, &csv)
+    {
+        return fail(e);
+    }
     std::process::ExitCode::SUCCESS
 }

@@ -31,6 +31,7 @@ fn main() {
         plane_size: (32, 32),
         plane_ops: true,
         cmma: true,
+        mma_16x8x16: vec!["f16", "bf16"],
     });
     let dir = tempfile::tempdir().expect("a temporary directory");
     let config = ScaleConfig {

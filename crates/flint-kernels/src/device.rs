@@ -23,6 +23,8 @@ pub struct DeviceLimits {
     pub plane_ops: bool,
     /// Whether any cmma (tensor core) shape is available.
     pub cmma: bool,
+    /// Element types (`f16`, `bf16`) with a register-level `m16n8k16` MMA into f32.
+    pub mma_16x8x16: Vec<&'static str>,
 }
 
 impl DeviceLimits {
@@ -37,8 +39,29 @@ impl DeviceLimits {
             plane_size: (hw.plane_size_min, hw.plane_size_max),
             plane_ops: props.features.plane.contains(cubecl::features::Plane::Ops),
             cmma: !props.features.matmul.cmma.is_empty(),
+            mma_16x8x16: mma_16x8x16(&props.features.matmul.mma),
         }
     }
+}
+
+fn mma_16x8x16(
+    set: &std::collections::BTreeSet<cubecl::ir::features::MmaConfig>,
+) -> Vec<&'static str> {
+    use cubecl::ir::{ElemType, FloatKind, StorageType};
+    let f32_acc = StorageType::Scalar(ElemType::Float(FloatKind::F32));
+    [("f16", FloatKind::F16), ("bf16", FloatKind::BF16)]
+        .into_iter()
+        .filter(|(_, kind)| {
+            let ab = StorageType::Scalar(ElemType::Float(*kind));
+            set.iter().any(|c| {
+                c.a_type == ab
+                    && c.b_type == ab
+                    && c.cd_type == f32_acc
+                    && (c.m, c.n, c.k) == (16, 8, 16)
+            })
+        })
+        .map(|(name, _)| name)
+        .collect()
 }
 
 /// The fingerprint of `device`, computed once per process and device.
@@ -59,7 +82,7 @@ pub fn fingerprint<R: Runtime>(client: &ComputeClient<R>, device: &R::Device) ->
     let (name, compute, driver) =
         native.unwrap_or_else(|| (format!("{device:?}"), String::new(), "unknown".into()));
     let compute = format!(
-        "{compute} smem={} units={} vec={} plane={}..{} plane_ops={} cmma={} sms={:?}",
+        "{compute} smem={} units={} vec={} plane={}..{} plane_ops={} cmma={} mma={:?} sms={:?}",
         limits.shared_memory,
         limits.max_units_per_cube,
         limits.max_vector_size,
@@ -67,6 +90,7 @@ pub fn fingerprint<R: Runtime>(client: &ComputeClient<R>, device: &R::Device) ->
         limits.plane_size.1,
         limits.plane_ops,
         limits.cmma,
+        limits.mma_16x8x16,
         client.properties().hardware.num_streaming_multiprocessors,
     );
     let fp = DeviceFingerprint::new(runtime, name, compute.trim(), driver);

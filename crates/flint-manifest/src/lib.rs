@@ -23,4 +23,4 @@ mod validate;
 pub use expr::{Env, Expr, Val};
 pub use load::{LoadError, LoadedEntry, MAX_MANIFEST_BYTES, Manifest};
 pub use schema::{Entry, Param, ParamSpec, Roofline, Signature, Source, Workload, WorkloadValue};
-pub use validate::{Finding, KNOWN_DTYPES, Level, validate};
+pub use validate::{Finding, KNOWN_DTYPES, Level, env_of, validate};

@@ -154,4 +154,7 @@ pub struct Source {
     /// Its benchmark.
     #[serde(default)]
     pub bench: Option<String>,
+    /// Further kernel sources, one per variant beyond `kernel`.
+    #[serde(default)]
+    pub variants: Vec<String>,
 }

@@ -174,7 +174,7 @@ fn check_params(e: &LoadedEntry, spec: &OpSpec, add: &mut impl FnMut(Level, Stri
 }
 
 /// The names and values a workload's expressions see: param defaults, then the workload.
-fn env_of(e: &LoadedEntry, values: &BTreeMap<String, WorkloadValue>) -> Env {
+pub fn env_of(e: &LoadedEntry, values: &BTreeMap<String, WorkloadValue>) -> Env {
     let mut env = Env::new();
     for (name, p) in &e.entry.signature.params {
         let default = match p.default() {
@@ -320,11 +320,13 @@ fn check_dtypes(e: &LoadedEntry, spec: &OpSpec, add: &mut impl FnMut(Level, Stri
 
 fn check_sources(e: &LoadedEntry, root: &Path, add: &mut impl FnMut(Level, String)) {
     let s = &e.entry.source;
-    for (what, path) in [
+    let listed = [
         ("kernel", Some(&s.kernel)),
         ("test", Some(&s.test)),
         ("bench", s.bench.as_ref()),
-    ] {
+    ];
+    let variants = s.variants.iter().map(|v| ("variant", Some(v)));
+    for (what, path) in listed.into_iter().chain(variants) {
         if let Some(path) = path
             && !root.join(path).exists()
         {

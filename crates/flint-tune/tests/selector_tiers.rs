@@ -6,7 +6,8 @@ use std::sync::{Arc, Mutex};
 
 use common::*;
 use flint_tune::{
-    Autotune, CacheMiss, EventKind, Overlay, Policy, Tier, TuneError, overlay, overlay_depth,
+    Autotune, CacheMiss, EventKind, Invocation, Overlay, Policy, Signature, Tier, TuneError,
+    overlay, overlay_depth,
 };
 
 #[test]
@@ -372,4 +373,81 @@ fn policy_from_env_reaches_the_global_selector() {
     let selector = flint_tune::Selector::global().expect("the test environment is valid");
     let from_env = Policy::from_env().unwrap();
     assert_eq!(selector.policy(), &from_env);
+}
+
+#[test]
+fn memory_cache_evicts_the_least_recently_used() {
+    use flint_tune::{CallKey, MEMORY_CACHE_CAPACITY, MemoryCache};
+    let cache = MemoryCache::default();
+    let fp = fingerprint();
+    let key = |i: usize| CallKey::new("fake_op", 1, &Signature::new().with("id", i));
+    for i in 0..MEMORY_CACHE_CAPACITY {
+        cache.insert(&fp, "fake_op", 1, &key(i), BlockConfig { block: 32 });
+    }
+    // Key 0 is the oldest insert, but a hit makes it the most recently used.
+    assert!(
+        cache
+            .get::<BlockConfig>(&fp, "fake_op", 1, &key(0))
+            .is_some()
+    );
+    cache.insert(
+        &fp,
+        "fake_op",
+        1,
+        &key(usize::MAX),
+        BlockConfig { block: 64 },
+    );
+    assert_eq!(cache.len(), MEMORY_CACHE_CAPACITY);
+    assert!(
+        cache
+            .get::<BlockConfig>(&fp, "fake_op", 1, &key(0))
+            .is_some()
+    );
+    assert!(
+        cache
+            .get::<BlockConfig>(&fp, "fake_op", 1, &key(1))
+            .is_none()
+    );
+    assert_eq!(
+        cache.get::<BlockConfig>(&fp, "fake_op", 1, &key(usize::MAX)),
+        Some(BlockConfig { block: 64 })
+    );
+    // Re-inserting a present key at capacity evicts nothing.
+    cache.insert(&fp, "fake_op", 1, &key(2), BlockConfig { block: 128 });
+    assert_eq!(cache.len(), MEMORY_CACHE_CAPACITY);
+    assert!(
+        cache
+            .get::<BlockConfig>(&fp, "fake_op", 1, &key(3))
+            .is_some()
+    );
+}
+
+#[test]
+fn ten_thousand_calls_over_many_buckets_stay_bounded() {
+    use flint_tune::MEMORY_CACHE_CAPACITY;
+    let (selector, _) = with_policy(Policy::default().with_disk_cache(false).with_samples(0, 1));
+    let calls = Arc::new(Mutex::new(0));
+    let mut b = bench(calls);
+    let distinct = 10_000usize;
+    for i in 0..distinct {
+        let inv = Invocation::new(
+            "fake_op",
+            Signature::new().with("len", 64usize).with("id", i),
+            fingerprint(),
+        );
+        let c = selector.choose(&FAKE, &inv, Some(&mut b)).unwrap();
+        assert_eq!(c.config.block, 128);
+        assert!(selector.memory().len() <= MEMORY_CACHE_CAPACITY);
+    }
+    assert_eq!(selector.memory().len(), MEMORY_CACHE_CAPACITY);
+    // The most recent buckets are still answered from memory.
+    let recent = Invocation::new(
+        "fake_op",
+        Signature::new()
+            .with("len", 64usize)
+            .with("id", distinct - 1),
+        fingerprint(),
+    );
+    let c = selector.choose(&FAKE, &recent, Some(&mut b)).unwrap();
+    assert_eq!(c.tier, Tier::Memory);
 }

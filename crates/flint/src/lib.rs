@@ -29,7 +29,7 @@ pub use attention::{
 };
 pub use error::AttentionError;
 pub use flint_kernels as kernels;
-pub use flint_kernels::attention::AttentionFwdConfig;
+pub use flint_kernels::attention::{AttentionFwdConfig, Variant};
 pub use flint_tune as tune;
 pub use flint_tune::{Overlay, OverlayGuard, Policy, Selector, overlay};
 

@@ -8,10 +8,13 @@ use serde::{Deserialize, Serialize};
 pub enum Variant {
     /// No plane ops, no cmma: one unit per query row, K/V tiles in shared memory.
     Portable,
+    /// Tensor cores through register-level MMA (f16/bf16, CUDA sm80+): one plane of 32
+    /// lanes per 16 query rows, Q, S and O in registers.
+    Mma,
 }
 
-/// How the forward is launched: `block_q` query rows per cube (one unit each) and
-/// `block_kv` keys per shared-memory tile.
+/// How the forward is launched: `block_q` query rows per cube (one unit each in the portable
+/// variant, one plane per 16 in the MMA one) and `block_kv` keys per shared-memory tile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AttentionFwdConfig {
@@ -24,15 +27,27 @@ pub struct AttentionFwdConfig {
 }
 
 impl AttentionFwdConfig {
-    /// Shared memory the portable variant uses, all f32: the K and V tiles, plus each row's
-    /// output accumulator and tile scores.
+    /// Shared memory per cube. Portable, all f32: the K and V tiles plus each row's output
+    /// accumulator and tile scores. MMA, in 16-bit elements: the K tile (which first holds the
+    /// Q tile) and the V tile, rows padded by 8.
     pub fn smem_bytes(&self, head_dim: usize, val_dim: usize) -> usize {
         let (bq, bkv) = (self.block_q as usize, self.block_kv as usize);
-        4 * (bkv * (head_dim + val_dim) + bq * val_dim + bq * bkv)
+        match self.variant {
+            Variant::Portable => 4 * (bkv * (head_dim + val_dim) + bq * val_dim + bq * bkv),
+            Variant::Mma => 2 * (bkv.max(bq) * (head_dim + 8) + bkv * (val_dim + 8)),
+        }
     }
 
     /// Units per cube.
     pub fn units(&self) -> u32 {
-        self.block_q
+        match self.variant {
+            Variant::Portable => self.block_q,
+            Variant::Mma => self.block_q * 2,
+        }
+    }
+
+    /// Planes per cube of the MMA variant (16 query rows each).
+    pub fn planes(&self) -> u32 {
+        self.block_q / 16
     }
 }

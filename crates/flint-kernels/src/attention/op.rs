@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use flint_tune::{CallKey, Invocation, Op, OpSpec};
+use flint_tune::{CallKey, Invocation, Op, OpSpec, SigValue};
 
 use crate::DeviceLimits;
 use crate::attention::{AttentionFwdConfig, SUPPORTED_HEAD_DIMS, Variant};
@@ -48,6 +48,41 @@ impl AttentionFwdOp {
     }
 }
 
+impl AttentionFwdOp {
+    /// Why the MMA variant cannot run this call on this device, if it cannot.
+    fn mma_refusal(&self, inv: &Invocation) -> Option<String> {
+        let sig = inv.signature();
+        let dtype = match sig.get("dtype") {
+            Some(SigValue::Str(d)) => d.as_str(),
+            _ => "?",
+        };
+        if !self.limits.mma_16x8x16.contains(&dtype) {
+            return Some(format!(
+                "the device has no m16n8k16 MMA for {dtype} (it has {:?})",
+                self.limits.mma_16x8x16
+            ));
+        }
+        if !self.limits.plane_ops || self.limits.plane_size != (32, 32) {
+            return Some(format!(
+                "needs plane ops with 32 lanes (the device: ops {}, size {:?})",
+                self.limits.plane_ops, self.limits.plane_size
+            ));
+        }
+        None
+    }
+
+    fn variant_configs(variant: Variant, pairs: &[(u32, u32)]) -> Vec<AttentionFwdConfig> {
+        pairs
+            .iter()
+            .map(|&(block_q, block_kv)| AttentionFwdConfig {
+                variant,
+                block_q,
+                block_kv,
+            })
+            .collect()
+    }
+}
+
 impl Op for AttentionFwdOp {
     type Config = AttentionFwdConfig;
 
@@ -56,39 +91,34 @@ impl Op for AttentionFwdOp {
     }
 
     fn version(&self) -> u32 {
-        1
+        2
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionFwdConfig, String> {
-        // The largest tiles that fit shared memory: 32 KiB (lavapipe, WebGPU) holds
-        // block_q = block_kv = 16 up to D = 128 (4·(16·256 + 16·128 + 16·16) = 25 KiB).
-        [(32u32, 32u32), (32, 16), (16, 16), (16, 8), (8, 8), (4, 4)]
+        // MMA: 4 planes (64 rows) and 64-key tiles, 32 where D = 256 keeps registers in
+        // bounds. Portable: the largest tiles that fit shared memory; 32 KiB (lavapipe,
+        // WebGPU) holds block_q = block_kv = 16 up to D = 128.
+        let mut tries = Self::variant_configs(Variant::Mma, &[(64, 64), (64, 32)]);
+        tries.extend(Self::variant_configs(
+            Variant::Portable,
+            &[(32, 32), (32, 16), (16, 16), (16, 8), (8, 8), (4, 4)],
+        ));
+        tries
             .into_iter()
-            .map(|(block_q, block_kv)| AttentionFwdConfig {
-                variant: Variant::Portable,
-                block_q,
-                block_kv,
-            })
             .find(|c| self.check(inv, c).is_ok())
-            .ok_or_else(|| "no portable tile fits this device's shared memory".to_string())
+            .ok_or_else(|| "no tile fits this device's shared memory".to_string())
     }
 
     fn candidates(&self, inv: &Invocation) -> Vec<AttentionFwdConfig> {
-        let mut out = Vec::new();
         // Small on purpose: first-use tuning compiles every candidate.
-        for block_q in [16u32, 32] {
-            for block_kv in [8u32, 16] {
-                let c = AttentionFwdConfig {
-                    variant: Variant::Portable,
-                    block_q,
-                    block_kv,
-                };
-                if self.check(inv, &c).is_ok() {
-                    out.push(c);
-                }
-            }
+        let mut all =
+            Self::variant_configs(Variant::Mma, &[(64, 64), (128, 64), (64, 32), (128, 32)]);
+        if self.mma_refusal(inv).is_some() {
+            all = Self::variant_configs(Variant::Portable, &[(16, 8), (16, 16), (32, 8), (32, 16)]);
         }
-        out
+        all.into_iter()
+            .filter(|c| self.check(inv, c).is_ok())
+            .collect()
     }
 
     fn key(&self, inv: &Invocation) -> CallKey {
@@ -109,17 +139,45 @@ impl Op for AttentionFwdOp {
                 return Err(format!("{name} {x} is not one of {SUPPORTED_HEAD_DIMS:?}"));
             }
         }
-        if !(c.block_q.is_power_of_two() && (4..=128).contains(&c.block_q)) {
-            return Err(format!(
-                "block_q {} is not a power of two in 4..=128",
-                c.block_q
-            ));
-        }
-        if !(c.block_kv.is_power_of_two() && (1..=64).contains(&c.block_kv)) {
-            return Err(format!(
-                "block_kv {} is not a power of two in 1..=64",
-                c.block_kv
-            ));
+        match c.variant {
+            Variant::Portable => {
+                if !(c.block_q.is_power_of_two() && (4..=128).contains(&c.block_q)) {
+                    return Err(format!(
+                        "block_q {} is not a power of two in 4..=128",
+                        c.block_q
+                    ));
+                }
+                if !(c.block_kv.is_power_of_two() && (1..=64).contains(&c.block_kv)) {
+                    return Err(format!(
+                        "block_kv {} is not a power of two in 1..=64",
+                        c.block_kv
+                    ));
+                }
+            }
+            Variant::Mma => {
+                if let Some(why) = self.mma_refusal(inv) {
+                    return Err(why);
+                }
+                if !(c.block_q.is_multiple_of(16) && (16..=128).contains(&c.block_q)) {
+                    return Err(format!(
+                        "block_q {} is not a multiple of 16 in 16..=128",
+                        c.block_q
+                    ));
+                }
+                if !(c.block_kv.is_power_of_two() && (16..=128).contains(&c.block_kv)) {
+                    return Err(format!(
+                        "block_kv {} is not a power of two in 16..=128",
+                        c.block_kv
+                    ));
+                }
+                // Scores and the output accumulator live in registers.
+                if c.block_kv as usize * d.max(dv) > 8192 {
+                    return Err(format!(
+                        "block_kv {} with head dims {d}/{dv} would spill registers",
+                        c.block_kv
+                    ));
+                }
+            }
         }
         if c.units() > self.limits.max_units_per_cube {
             return Err(format!(

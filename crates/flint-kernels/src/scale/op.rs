@@ -133,6 +133,7 @@ mod tests {
             plane_size: (8, 8),
             plane_ops: false,
             cmma: false,
+            mma_16x8x16: Vec::new(),
         }
     }
 

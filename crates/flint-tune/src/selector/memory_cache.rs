@@ -2,12 +2,14 @@
 
 use std::any::Any;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
 use crate::{CallKey, DeviceFingerprint};
 
-/// At most this many configs are kept; past it an arbitrary entry is evicted. A process
-/// sees far fewer distinct shape buckets than this, so eviction is a safety bound only.
+/// At most this many configs are kept; past it the least recently used one is evicted (it
+/// stays on disk). A process sees far fewer distinct shape buckets than this, so eviction
+/// bounds memory under adversarial shape streams rather than shaping normal use.
 pub const MEMORY_CACHE_CAPACITY: usize = 4096;
 
 #[derive(Clone, PartialEq, Eq, Hash)]
@@ -30,10 +32,18 @@ impl MemKey {
     }
 }
 
-/// A thread-safe map of chosen configs, type-erased so that one cache serves every op.
+struct Slot {
+    config: Arc<dyn Any + Send + Sync>,
+    /// The clock value of the last hit: hits update it under the read lock, so the warm
+    /// path never takes the write lock.
+    used: AtomicU64,
+}
+
+/// A thread-safe LRU map of chosen configs, type-erased so that one cache serves every op.
 #[derive(Default)]
 pub struct MemoryCache {
-    map: RwLock<HashMap<MemKey, Arc<dyn Any + Send + Sync>>>,
+    map: RwLock<HashMap<MemKey, Slot>>,
+    clock: AtomicU64,
 }
 
 impl MemoryCache {
@@ -46,8 +56,13 @@ impl MemoryCache {
         key: &CallKey,
     ) -> Option<C> {
         let map = self.map.read().unwrap_or_else(|p| p.into_inner());
-        map.get(&MemKey::new(fp, op, version, key))
-            .and_then(|c| c.downcast_ref::<C>().cloned())
+        let slot = map.get(&MemKey::new(fp, op, version, key))?;
+        let config = slot.config.downcast_ref::<C>().cloned()?;
+        slot.used.store(
+            self.clock.fetch_add(1, Ordering::Relaxed),
+            Ordering::Relaxed,
+        );
+        Some(config)
     }
 
     /// Stores a config.
@@ -62,12 +77,25 @@ impl MemoryCache {
         // A poisoned lock only means another thread panicked mid-insert of a whole value;
         // the map itself is still consistent.
         let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
+        let key = MemKey::new(fp, op, version, key);
+        // A full scan, but only on an insert into a full cache (a tuning or disk miss).
         if map.len() >= MEMORY_CACHE_CAPACITY
-            && let Some(victim) = map.keys().next().cloned()
+            && !map.contains_key(&key)
+            && let Some(victim) = map
+                .iter()
+                .min_by_key(|(_, slot)| slot.used.load(Ordering::Relaxed))
+                .map(|(k, _)| k.clone())
         {
             map.remove(&victim);
         }
-        map.insert(MemKey::new(fp, op, version, key), Arc::new(config));
+        let used = AtomicU64::new(self.clock.fetch_add(1, Ordering::Relaxed));
+        map.insert(
+            key,
+            Slot {
+                config: Arc::new(config),
+                used,
+            },
+        );
     }
 
     /// The number of cached configs.

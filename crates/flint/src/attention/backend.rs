@@ -39,18 +39,19 @@ pub trait FlashAttentionBackend: Backend {
     }
 
     /// Chooses the forward config of `problem` (`dtype` on `device`) ahead of a deferred
-    /// launch, autotuning on scratch inputs on a cache miss. Backends without flint kernels
-    /// return `None`.
+    /// launch, autotuning on scratch inputs on a cache miss, or checks the `requested`
+    /// config. Backends without flint kernels return `None`.
     ///
     /// # Errors
-    /// When no config can run the problem on this device.
+    /// When no config can run the problem on this device, or `requested` cannot.
     fn flash_attention_fwd_config(
         problem: &AttentionProblem,
         dtype: burn::tensor::DType,
         device: &Self::Device,
+        requested: Option<AttentionFwdConfig>,
     ) -> Result<Option<AttentionFwdConfig>, AttentionError> {
         let _ = (problem, dtype, device);
-        Ok(None)
+        Ok(requested)
     }
 }
 

@@ -57,12 +57,10 @@ impl<B: FusionBackend + FlashAttentionBackend> FlashAttentionBackend for Fusion<
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), AttentionError> {
         let client = q.client.clone();
         let p = problem;
-        // Choose (and, on a miss, autotune) now, on this thread: benchmarking syncs the
-        // device, which must not happen inside the fusion stream that runs the op.
-        let config = match config {
-            Some(c) => Some(c),
-            None => B::flash_attention_fwd_config(problem, q.dtype, client.device())?,
-        };
+        // Choose (and, on a miss, autotune) or check an explicit config now, on this
+        // thread: benchmarking syncs the device, which must not happen inside the fusion
+        // stream that runs the op, and a refusal there could only panic.
+        let config = B::flash_attention_fwd_config(problem, q.dtype, client.device(), config)?;
         let mut streams = OperationStreams::default();
         for t in [&q, &k, &v].into_iter().chain(bias.as_ref()) {
             streams.tensor(t);

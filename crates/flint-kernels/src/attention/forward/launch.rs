@@ -4,6 +4,7 @@
 use cubecl::prelude::*;
 use flint_tune::{Choice, Invocation, Op, Selector};
 
+use super::mma::{MmaParams, attention_fwd_mma};
 use super::portable::{PortableParams, PortableScalarsLaunch, attention_fwd_portable};
 use crate::attention::dropout::kernel_seed;
 use crate::attention::{AttentionFwdConfig, AttentionFwdOp, AttentionProblem, Variant};
@@ -97,35 +98,37 @@ fn launch_with<R: Runtime>(
     let q_blocks = to_u32(problem.seq_q.div_ceil(c.block_q as usize), "query blocks")?;
     let bh = to_u32(problem.batch * problem.heads, "batch x heads")?;
     let (left, right) = problem.window;
+    let (p, seed) = problem.dropout.unwrap_or((0.0, 0));
+    let scalars = PortableScalarsLaunch::new(
+        problem.scale as f32,
+        problem.softcap.unwrap_or(1.0) as f32,
+        f32::NEG_INFINITY,
+        to_u32(left.unwrap_or(0).min(u32::MAX as usize / 4), "window left")?,
+        to_u32(
+            right.unwrap_or(0).min(u32::MAX as usize / 4),
+            "window right",
+        )?,
+        p as f32,
+        kernel_seed(seed),
+        to_u32(problem.heads / problem.kv_heads.max(1), "heads per kv head")?,
+        to_u32(args.bias_strides.0, "bias batch stride")?,
+        to_u32(args.bias_strides.1, "bias head stride")?,
+    );
+    let head_dim = to_u32(problem.head_dim, "head_dim")?;
+    let val_dim = to_u32(problem.val_dim, "val_dim")?;
     match c.variant {
         Variant::Portable => {
             let params = PortableParams {
                 block_q: c.block_q,
                 block_kv: c.block_kv,
-                head_dim: to_u32(problem.head_dim, "head_dim")?,
-                val_dim: to_u32(problem.val_dim, "val_dim")?,
+                head_dim,
+                val_dim,
                 has_left: left.is_some(),
                 has_right: right.is_some(),
                 has_bias: problem.has_bias,
                 has_softcap: problem.softcap.is_some(),
                 has_dropout: problem.dropout.is_some(),
             };
-            let (p, seed) = problem.dropout.unwrap_or((0.0, 0));
-            let scalars = PortableScalarsLaunch::new(
-                problem.scale as f32,
-                problem.softcap.unwrap_or(1.0) as f32,
-                f32::NEG_INFINITY,
-                to_u32(left.unwrap_or(0).min(u32::MAX as usize / 4), "window left")?,
-                to_u32(
-                    right.unwrap_or(0).min(u32::MAX as usize / 4),
-                    "window right",
-                )?,
-                p as f32,
-                kernel_seed(seed),
-                to_u32(problem.heads / problem.kv_heads.max(1), "heads per kv head")?,
-                to_u32(args.bias_strides.0, "bias batch stride")?,
-                to_u32(args.bias_strides.1, "bias head stride")?,
-            );
             attention_fwd_portable::launch::<R>(
                 client,
                 CubeCount::Static(q_blocks, bh, 1),
@@ -141,6 +144,55 @@ fn launch_with<R: Runtime>(
                 dtype,
             );
         }
+        Variant::Mma => {
+            // 16-byte loads where every input allows them, else one element at a time.
+            let wide = [&args.q, &args.k, &args.v]
+                .iter()
+                .all(|t| vector_ok(t.strides(), 8))
+                && problem.head_dim.is_multiple_of(8)
+                && problem.val_dim.is_multiple_of(8);
+            let vec = if wide { 8 } else { 1 };
+            let out_vec = if vector_ok(args.out.strides(), 2) {
+                2
+            } else {
+                1
+            };
+            let params = MmaParams {
+                vec: vec as u32,
+                out_vec: out_vec as u32,
+                planes: c.planes(),
+                block_kv: c.block_kv,
+                head_dim,
+                val_dim,
+                has_left: left.is_some(),
+                has_right: right.is_some(),
+                has_bias: problem.has_bias,
+                has_softcap: problem.softcap.is_some(),
+                has_dropout: problem.dropout.is_some(),
+            };
+            attention_fwd_mma::launch::<R>(
+                client,
+                CubeCount::Static(q_blocks, bh, 1),
+                CubeDim::new_2d(32, c.planes()),
+                vec,
+                out_vec,
+                args.q,
+                args.k,
+                args.v,
+                args.bias,
+                args.out,
+                args.lse,
+                scalars,
+                params,
+                dtype,
+            );
+        }
     }
     Ok(())
+}
+
+/// Whether a 4-D tensor with `strides` can be read `width` elements at a time along its last
+/// dim: that dim contiguous and every other stride a multiple of `width`.
+fn vector_ok(strides: &[usize], width: usize) -> bool {
+    strides.len() == 4 && strides[3] == 1 && strides[..3].iter().all(|s| s % width == 0)
 }

@@ -1,6 +1,14 @@
 //! The forward pass: kernels and the launcher that picks one through the selector.
 
 mod launch;
+mod mma;
 mod portable;
 
 pub use launch::{AttentionFwdArgs, choose_attention_fwd, launch_attention_fwd};
+
+/// Scores at or below this are masked. Real scores never get near it; a bias of `-inf`
+/// (how bool masks arrive) always does.
+const MASKED_BELOW: f32 = -1.0e38;
+/// The running maximum before any unmasked score (a finite stand-in for `-inf`, which WGSL
+/// cannot spell as a literal).
+const NO_MAX: f32 = -3.0e38;

@@ -11,14 +11,8 @@
 
 use cubecl::prelude::*;
 
+use super::{MASKED_BELOW, NO_MAX};
 use crate::attention::dropout::uniform_cube;
-
-/// Scores at or below this are masked. Real scores never get near it; a bias of `-inf`
-/// (how bool masks arrive) always does.
-const MASKED_BELOW: f32 = -1.0e38;
-/// The running maximum before any unmasked score (a finite stand-in for `-inf`, which WGSL
-/// cannot spell as a literal).
-const NO_MAX: f32 = -3.0e38;
 
 /// Compile-time shape of one kernel instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,0 +1,486 @@
+//! The accelerated forward: tensor cores through register-level MMA (`m16n8k16`, f16 or
+//! bf16 in, f32 accumulate), FlashAttention-2 style. CUDA (sm80+) only.
+//!
+//! A cube has `planes` planes of 32 lanes and each plane owns 16 query rows. Q, the scores S
+//! and the output accumulator O stay in registers for the whole key loop. The accumulator
+//! layout of two adjacent `n = 8` score tiles is exactly the A-operand layout of one `k = 16`
+//! step of the next product, so P goes from the softmax into `P·V` without touching shared
+//! memory. K and V tiles are staged in shared memory, rows padded by 8 elements so that the
+//! `ldmatrix` reads are free of bank conflicts; V is read with the transposing `ldmatrix`.
+//!
+//! Each lane holds two rows of a plane's 16 (`g = lane / 4` and `g + 8`) and, per 8-column
+//! tile, columns `2·(lane % 4)` and the next one. Row reductions therefore finish with two
+//! shuffles inside each group of four lanes.
+
+use cubecl::cmma::MmaDefinition;
+use cubecl::ir::{FastMath, MatrixIdent};
+use cubecl::prelude::*;
+
+use super::portable::PortableScalars;
+use super::{MASKED_BELOW, NO_MAX};
+use crate::attention::dropout::uniform_cube;
+
+/// Elements each shared-memory row is padded by (16 bytes: rows start 4 banks apart).
+const PAD: u32 = 8;
+
+type Pair = Const<2>;
+
+/// Compile-time shape of one kernel instance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct MmaParams {
+    /// Planes per cube; the cube owns `16 · planes` query rows.
+    pub planes: u32,
+    /// Keys per shared-memory tile (a multiple of 16).
+    pub block_kv: u32,
+    /// `D` (a multiple of 16).
+    pub head_dim: u32,
+    /// `Dv` (a multiple of 16).
+    pub val_dim: u32,
+    /// A window bound on the left.
+    pub has_left: bool,
+    /// A window bound on the right (causal).
+    pub has_right: bool,
+    /// An additive bias tensor is read.
+    pub has_bias: bool,
+    /// Softcap is applied.
+    pub has_softcap: bool,
+    /// Dropout is applied.
+    pub has_dropout: bool,
+    /// Elements per q/k/v read (the launch's `N`).
+    pub vec: u32,
+    /// Elements per output write (the launch's `NO`, 1 or 2).
+    pub out_vec: u32,
+}
+
+/// The accelerated forward. Grid: `(ceil(Sq / (16·planes)), B·H)`, cube `(32, planes)`.
+/// q, k and v are read `N` elements at a time (their last dim contiguous and every other
+/// stride a multiple of `N`); out is written in pairs. Fast intrinsics (`__expf`) are used:
+/// every exponent is finite, masked scores are a finite sentinel.
+#[cube(launch, fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf)]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
+    q: &Tensor<Vector<E, N>>,
+    k: &Tensor<Vector<E, N>>,
+    v: &Tensor<Vector<E, N>>,
+    bias: &Tensor<f32>,
+    out: &mut Tensor<Vector<E, NO>>,
+    lse: &mut Tensor<f32>,
+    s: &PortableScalars,
+    #[comptime] p: MmaParams,
+    #[define(E)] _dtype: StorageType,
+) {
+    let vec = p.vec;
+    let units = comptime!(p.planes * 32);
+    let block_q = comptime!(p.planes * 16);
+    let ld_k = comptime!(p.head_dim + PAD);
+    let ld_v = comptime!(p.val_dim + PAD);
+    let k_rows = comptime!(if p.block_kv > block_q {
+        p.block_kv
+    } else {
+        block_q
+    });
+
+    let heads = q.shape(1) as u32;
+    let seq_q = q.shape(2) as u32;
+    let seq_kv = k.shape(2) as u32;
+    let bh = CUBE_POS_Y;
+    let b = bh / heads;
+    let h = bh % heads;
+    let kvh = h / s.group;
+    let lane = UNIT_POS_X;
+    let plane = UNIT_POS_Y;
+    let tid = plane * 32 + lane;
+    let q_first = CUBE_POS_X * block_q;
+    let g = lane / 4;
+    let t = lane % 4;
+    let row0 = q_first + plane * 16 + g;
+    let row1 = row0 + 8;
+
+    // Bottom-right alignment, as Burn's causal mask: query i sees key i + Sk - Sq.
+    let offset = seq_kv as i32 - seq_q as i32;
+    let q_last = min(q_first + block_q, seq_q) as i32 - 1;
+    let mut kv_lo = 0i32;
+    let mut kv_hi = seq_kv as i32;
+    if p.has_left {
+        kv_lo = max(0i32, q_first as i32 + offset - s.left as i32);
+    }
+    if p.has_right {
+        kv_hi = min(kv_hi, q_last + offset + s.right as i32 + 1);
+    }
+
+    // Shared memory: the K tile (which first holds the Q tile) and the V tile.
+    // 16-byte aligned: ldmatrix reads 16-byte rows.
+    let mut k_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((k_rows * ld_k / vec) as usize),
+        16usize,
+    );
+    let mut v_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((p.block_kv * ld_v / vec) as usize),
+        16usize,
+    );
+
+    let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
+    let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
+    let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
+
+    let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
+    // ldmatrix addressing: lane l supplies row l % 8 of matrix l / 8.
+    let lm_row = lane % 8;
+    let lm_mat = lane / 8;
+
+    // Q fragments, loaded once: k-step kk holds registers [4·kk, 4·kk + 4).
+    stage::<E, N>(
+        q,
+        q_base,
+        q_first as i32,
+        seq_q,
+        &mut k_s,
+        block_q,
+        p.head_dim,
+        ld_k,
+        vec,
+        units,
+        tid,
+    );
+    sync_cube();
+    let q_steps = comptime!(p.head_dim / 16);
+    let mut q_frag = Array::<Vector<E, Pair>>::new(comptime!((q_steps * 4) as usize));
+    #[unroll]
+    for kk in 0..q_steps {
+        // Matrices: rows 0-7 | 8-15 of the plane's 16, columns 16·kk + 0-7 | 8-15.
+        let at = (plane * 16 + lm_row + 8 * (lm_mat % 2)) * ld_k + kk * 16 + 8 * (lm_mat / 2);
+        let regs = def.load_matrix::<Vector<E, N>, Pair>(
+            &k_s.slice((at / vec) as usize, ((at + 8) / vec) as usize),
+            MatrixIdent::A,
+            4usize,
+            false,
+        );
+        #[unroll]
+        for r in 0..4u32 {
+            q_frag[(kk * 4 + r) as usize] = regs[r as usize];
+        }
+    }
+    sync_cube();
+
+    let s_tiles = comptime!(p.block_kv / 8);
+    let o_tiles = comptime!(p.val_dim / 8);
+    // Accumulators: tile j holds registers 2·j (row g) and 2·j + 1 (row g + 8).
+    let mut o_acc = Array::<Vector<f32, Pair>>::new(comptime!((o_tiles * 2) as usize));
+    #[unroll]
+    for i in 0..comptime!(o_tiles * 2) {
+        o_acc[i as usize] = Vector::new(0.0f32);
+    }
+    let mut s_acc = Array::<Vector<f32, Pair>>::new(comptime!((s_tiles * 2) as usize));
+    let mut m0 = f32::new(NO_MAX);
+    let mut m1 = f32::new(NO_MAX);
+    let mut l0 = 0.0f32;
+    let mut l1 = 0.0f32;
+    let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
+    let cube_row_lo = q_first as i32 + offset;
+    let cube_row_hi = q_last + offset;
+
+    // K and V are staged together at the top of each tile. Issuing V's (and the next K's)
+    // loads into registers ahead of the products measured 40% slower on the H100 (see
+    // docs/PERF.md): the extra live registers cost more than the latency they hid.
+    let mut start = kv_lo;
+    while start < kv_hi {
+        stage::<E, N>(
+            k, k_base, start, seq_kv, &mut k_s, p.block_kv, p.head_dim, ld_k, vec, units, tid,
+        );
+        stage::<E, N>(
+            v, v_base, start, seq_kv, &mut v_s, p.block_kv, p.val_dim, ld_v, vec, units, tid,
+        );
+        sync_cube();
+
+        // S = Q·Kᵀ.
+        #[unroll]
+        for i in 0..comptime!(s_tiles * 2) {
+            s_acc[i as usize] = Vector::new(0.0f32);
+        }
+        #[unroll]
+        for kk in 0..q_steps {
+            #[unroll]
+            for jp in 0..comptime!(s_tiles / 2) {
+                // Matrices: keys 16·jp + 0-7 | 8-15, dims 16·kk + 0-7 | 8-15.
+                let key = jp * 16 + lm_row + 8 * (lm_mat / 2);
+                let at = key * ld_k + kk * 16 + 8 * (lm_mat % 2);
+                let b_regs = def.load_matrix::<Vector<E, N>, Pair>(
+                    &k_s.slice((at / vec) as usize, ((at + 8) / vec) as usize),
+                    MatrixIdent::B,
+                    4usize,
+                    false,
+                );
+                #[unroll]
+                for half in 0..2u32 {
+                    mma_step::<E>(
+                        &q_frag,
+                        comptime!(kk * 4),
+                        &b_regs,
+                        comptime!(half * 2),
+                        &mut s_acc,
+                        comptime!((jp * 2 + half) * 2),
+                    );
+                }
+            }
+        }
+
+        // Scale, cap, bias and mask the scores in place.
+        let needs_mask = start + p.block_kv as i32 > seq_kv as i32
+            || (p.has_right && start + p.block_kv as i32 - 1 > cube_row_lo + s.right as i32)
+            || (p.has_left && start < cube_row_hi - s.left as i32);
+        #[unroll]
+        for j in 0..s_tiles {
+            #[unroll]
+            for r in 0..2u32 {
+                let row = select(r == 0, row0, row1);
+                let mut pair = s_acc[(j * 2 + r) as usize];
+                #[unroll]
+                for c in 0..2u32 {
+                    let key = start + (j * 8 + t * 2 + c) as i32;
+                    let mut x = pair[c as usize] * s.scale;
+                    if p.has_softcap {
+                        x = s.softcap * (x / s.softcap).tanh();
+                    }
+                    if p.has_bias {
+                        let inside = row < seq_q && key < seq_kv as i32;
+                        let mut bv = f32::new(NO_MAX);
+                        if inside {
+                            bv = bias[b as usize * s.bias_stride_b as usize
+                                + h as usize * s.bias_stride_h as usize
+                                + row as usize * bias.stride(2)
+                                + key as usize * bias.stride(3)];
+                        }
+                        x += bv;
+                    }
+                    if needs_mask {
+                        let mut visible = key < seq_kv as i32;
+                        if p.has_left {
+                            visible = visible && key >= row as i32 + offset - s.left as i32;
+                        }
+                        if p.has_right {
+                            visible = visible && key <= row as i32 + offset + s.right as i32;
+                        }
+                        x = select(visible, x, f32::new(NO_MAX));
+                    }
+                    if p.has_bias {
+                        x = select(x <= MASKED_BELOW, f32::new(NO_MAX), x);
+                    }
+                    pair[c as usize] = x;
+                }
+                s_acc[(j * 2 + r) as usize] = pair;
+            }
+        }
+
+        // Online softmax: the new row maxima over the group of four lanes.
+        let mut mx0 = f32::new(NO_MAX);
+        let mut mx1 = f32::new(NO_MAX);
+        #[unroll]
+        for j in 0..s_tiles {
+            let a = s_acc[(j * 2) as usize];
+            let c = s_acc[(j * 2 + 1) as usize];
+            mx0 = max(mx0, max(a[0], a[1]));
+            mx1 = max(mx1, max(c[0], c[1]));
+        }
+        mx0 = max(mx0, plane_shuffle_xor(mx0, 1u32));
+        mx0 = max(mx0, plane_shuffle_xor(mx0, 2u32));
+        mx1 = max(mx1, plane_shuffle_xor(mx1, 1u32));
+        mx1 = max(mx1, plane_shuffle_xor(mx1, 2u32));
+        let mn0 = max(m0, mx0);
+        let mn1 = max(m1, mx1);
+        let alpha0 = (m0 - mn0).exp();
+        let alpha1 = (m1 - mn1).exp();
+        m0 = mn0;
+        m1 = mn1;
+        l0 *= alpha0;
+        l1 *= alpha1;
+        #[unroll]
+        for i in 0..o_tiles {
+            let mut a = o_acc[(i * 2) as usize];
+            a[0] *= alpha0;
+            a[1] *= alpha0;
+            o_acc[(i * 2) as usize] = a;
+            let mut c = o_acc[(i * 2 + 1) as usize];
+            c[0] *= alpha1;
+            c[1] *= alpha1;
+            o_acc[(i * 2 + 1) as usize] = c;
+        }
+
+        // P = exp(S - m), in place; l sums P before dropout.
+        #[unroll]
+        for j in 0..s_tiles {
+            #[unroll]
+            for r in 0..2u32 {
+                let row = select(r == 0, row0, row1);
+                let m = select(r == 0, mn0, mn1);
+                let mut pair = s_acc[(j * 2 + r) as usize];
+                let mut sum = 0.0f32;
+                #[unroll]
+                for c in 0..2u32 {
+                    let x = pair[c as usize];
+                    let mut prob = select(x > MASKED_BELOW, (x - m).exp(), 0.0f32);
+                    sum += prob;
+                    if p.has_dropout {
+                        let key = (start + (j * 8 + t * 2 + c) as i32) as u32;
+                        let u = uniform_cube(s.seed, bh, row, key);
+                        prob = select(u >= s.dropout_p, prob * keep_scale, 0.0f32);
+                    }
+                    pair[c as usize] = prob;
+                }
+                if r == 0 {
+                    l0 += sum;
+                } else {
+                    l1 += sum;
+                }
+                s_acc[(j * 2 + r) as usize] = pair;
+            }
+        }
+
+        // O += P·V: score tiles 2·kk and 2·kk + 1 form the A operand of k-step kk.
+        #[unroll]
+        for kk in 0..comptime!(p.block_kv / 16) {
+            let mut p_frag = Array::<Vector<E, Pair>>::new(4usize);
+            #[unroll]
+            for i in 0..4u32 {
+                p_frag[i as usize] = Vector::cast_from(s_acc[(kk * 4 + i) as usize]);
+            }
+            #[unroll]
+            for np in 0..comptime!(o_tiles / 2) {
+                // Matrices (transposed): keys 16·kk + 0-7 | 8-15, dims 16·np + 0-7 | 8-15.
+                let key = kk * 16 + lm_row + 8 * (lm_mat % 2);
+                let at = key * ld_v + np * 16 + 8 * (lm_mat / 2);
+                let b_regs = def.load_matrix::<Vector<E, N>, Pair>(
+                    &v_s.slice((at / vec) as usize, ((at + 8) / vec) as usize),
+                    MatrixIdent::B,
+                    4usize,
+                    true,
+                );
+                #[unroll]
+                for half in 0..2u32 {
+                    mma_step::<E>(
+                        &p_frag,
+                        0u32,
+                        &b_regs,
+                        comptime!(half * 2),
+                        &mut o_acc,
+                        comptime!((np * 2 + half) * 2),
+                    );
+                }
+            }
+        }
+        sync_cube();
+        start += p.block_kv as i32;
+    }
+
+    // Row sums over the group of four lanes, then O / l and the log-sum-exp.
+    l0 += plane_shuffle_xor(l0, 1u32);
+    l0 += plane_shuffle_xor(l0, 2u32);
+    l1 += plane_shuffle_xor(l1, 1u32);
+    l1 += plane_shuffle_xor(l1, 2u32);
+    #[unroll]
+    for r in 0..2u32 {
+        let row = select(r == 0, row0, row1);
+        let l = select(r == 0, l0, l1);
+        let m = select(r == 0, m0, m1);
+        if row < seq_q {
+            // A row with every key masked has l = 0: output 0 and LSE -inf.
+            let inv = select(l > 0.0f32, 1.0f32 / l, 0.0f32);
+            let o_base = b as usize * out.stride(0)
+                + h as usize * out.stride(1)
+                + row as usize * out.stride(2);
+            #[unroll]
+            for i in 0..o_tiles {
+                let mut pair = o_acc[(i * 2 + r) as usize];
+                pair[0] *= inv;
+                pair[1] *= inv;
+                let col = (i * 8 + t * 2) as usize;
+                write_pair::<E, NO>(out, o_base + col, pair, p.out_vec);
+            }
+            if t == 0 {
+                let at = b as usize * lse.stride(0)
+                    + h as usize * lse.stride(1)
+                    + row as usize * lse.stride(2);
+                lse[at] = select(l > 0.0f32, m + l.ln(), s.neg_inf);
+            }
+        }
+    }
+}
+
+/// One `m16n8k16` product: `c[c_at..c_at + 2] += a[a_at..a_at + 4] · b[b_at..b_at + 2]`.
+#[cube]
+fn mma_step<E: Float>(
+    a: &Array<Vector<E, Pair>>,
+    #[comptime] a_at: u32,
+    b: &Array<Vector<E, Pair>>,
+    #[comptime] b_at: u32,
+    c: &mut Array<Vector<f32, Pair>>,
+    #[comptime] c_at: u32,
+) {
+    let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
+    let mut ta = Array::<Vector<E, Pair>>::new(4usize);
+    let mut tb = Array::<Vector<E, Pair>>::new(2usize);
+    let mut tc = Array::<Vector<f32, Pair>>::new(2usize);
+    #[unroll]
+    for i in 0..4u32 {
+        ta[i as usize] = a[(a_at + i) as usize];
+    }
+    #[unroll]
+    for i in 0..2u32 {
+        tb[i as usize] = b[(b_at + i) as usize];
+        tc[i as usize] = c[(c_at + i) as usize];
+    }
+    def.execute_inplace::<Pair, Pair, Pair>(&ta, &tb, &mut tc);
+    #[unroll]
+    for i in 0..2u32 {
+        c[(c_at + i) as usize] = tc[i as usize];
+    }
+}
+
+/// Writes two adjacent output elements starting at element `at`.
+#[cube]
+fn write_pair<E: Float, NO: Size>(
+    out: &mut Tensor<Vector<E, NO>>,
+    at: usize,
+    pair: Vector<f32, Pair>,
+    #[comptime] width: u32,
+) {
+    if comptime!(width == 2) {
+        out[at / 2] = Vector::cast_from(pair);
+    } else {
+        out[at] = Vector::cast_from(pair[0]);
+        out[at + 1] = Vector::cast_from(pair[1]);
+    }
+}
+
+/// Copies rows `start..start + rows` of one (batch, head) of `src` (from element `base`, rows
+/// `width` wide) into `tile` with row stride `ld`, `N` elements at a time; rows at or past
+/// `seq` are zero. `vec` is `N`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn stage<E: Float, N: Size>(
+    src: &Tensor<Vector<E, N>>,
+    base: usize,
+    start: i32,
+    seq: u32,
+    tile: &mut SharedMemory<Vector<E, N>>,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+    #[comptime] ld: u32,
+    #[comptime] vec: u32,
+    #[comptime] units: u32,
+    tid: u32,
+) {
+    let per_row = comptime!(width / vec);
+    let total = comptime!(rows * width / vec);
+    let mut idx = tid;
+    while idx < total {
+        let r = idx / per_row;
+        let c = idx % per_row;
+        let row = start + r as i32;
+        let mut x = Vector::<E, N>::new(E::from_int(0));
+        if row < seq as i32 {
+            x = src[(base + row as usize * src.stride(2)) / vec as usize + c as usize];
+        }
+        tile[(r * (ld / vec) + c) as usize] = x;
+        idx += units;
+    }
+}
