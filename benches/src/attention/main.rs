@@ -188,11 +188,17 @@ fn workloads(a: &Args) -> Result<Vec<Workload>, String> {
     Ok(out)
 }
 
-/// Median milliseconds of `iters` synced runs of `f`, after one untimed run (which compiles
-/// and, for flint on a cache miss, tunes).
-fn time<B: Backend>(device: &B::Device, iters: usize, mut f: impl FnMut() -> Tensor<B, 4>) -> f64 {
+/// Median milliseconds of `iters` synced runs of `f`, after one first run (which compiles
+/// and, for flint on a cache miss, tunes), and the first run's milliseconds.
+fn time<B: Backend>(
+    device: &B::Device,
+    iters: usize,
+    mut f: impl FnMut() -> Tensor<B, 4>,
+) -> (f64, f64) {
+    let started = Instant::now();
     let _ = f();
     let _ = B::sync(device);
+    let first = started.elapsed().as_secs_f64() * 1e3;
     let mut ms: Vec<f64> = (0..iters.max(1))
         .map(|_| {
             let started = Instant::now();
@@ -203,7 +209,7 @@ fn time<B: Backend>(device: &B::Device, iters: usize, mut f: impl FnMut() -> Ten
         })
         .collect();
     ms.sort_by(f64::total_cmp);
-    ms[ms.len() / 2]
+    (ms[ms.len() / 2], first)
 }
 
 /// Burn's attention materialises the `[B, H, Sq, Sk]` scores; past this it is skipped.
@@ -216,7 +222,7 @@ fn run<B: FlashAttentionBackend>(
     list: &[Workload],
 ) -> String {
     let mut csv = String::from(
-        "impl,label,d,dv,causal,seq_q,seq_k,batch,heads,kv_heads,dtype,ms,tflops,roofline_pct\n",
+        "impl,label,d,dv,causal,seq_q,seq_k,batch,heads,kv_heads,dtype,ms,tflops,roofline_pct,first_call_ms\n",
     );
     println!("# flint attention_bench on {name}, dtype {:?}", a.dtype);
     println!("name d causal seq batch heads fwd_ms fwd_tflops roofline_pct label");
@@ -229,20 +235,26 @@ fn run<B: FlashAttentionBackend>(
         let v = rand([w.b, w.hkv, w.sk, w.dv]);
         let roofline_ms =
             (w.flops / (a.peak_tflops * 1e12)).max(w.bytes / (a.peak_gbps * 1e9)) * 1e3;
-        let mut row = |imp: &str, ms: f64| {
+        let mut row = |imp: &str, (ms, first): (f64, f64)| {
             let tflops = w.flops / ms / 1e9;
             let pct = 100.0 * roofline_ms / ms;
             println!(
-                "{imp} {} {} {} {} {} {ms:.4} {tflops:.1} {pct:.1} {}",
-                w.d, w.causal as u8, w.sq, w.b, w.h, w.label
+                "{imp} {} {} {} {} {} {ms:.4} {tflops:.1} {pct:.1} {} first_call_s={:.2}",
+                w.d,
+                w.causal as u8,
+                w.sq,
+                w.b,
+                w.h,
+                w.label,
+                first / 1e3
             );
             let _ = writeln!(
                 csv,
-                "{imp},{},{},{},{},{},{},{},{},{},{:?},{ms:.5},{tflops:.2},{pct:.2}",
+                "{imp},{},{},{},{},{},{},{},{},{},{:?},{ms:.5},{tflops:.2},{pct:.2},{first:.1}",
                 w.label, w.d, w.dv, w.causal as u8, w.sq, w.sk, w.b, w.h, w.hkv, a.dtype
             );
         };
-        let ms = time::<B>(device, a.iters, || {
+        let timing = time::<B>(device, a.iters, || {
             flint::flash_attention_with(
                 q.clone(),
                 k.clone(),
@@ -250,7 +262,7 @@ fn run<B: FlashAttentionBackend>(
                 AttentionOptions::new().with_causal(w.causal),
             )
         });
-        row("flint", ms);
+        row("flint", timing);
         let scores = (w.b * w.h * w.sq * w.sk) as f64 * 4.0;
         if a.burn && scores <= BURN_SCORES_LIMIT {
             // Burn's op has no GQA: k and v are expanded to every query head beforehand.
@@ -261,7 +273,7 @@ fn run<B: FlashAttentionBackend>(
                     .reshape([w.b, w.h, w.sk, dd])
             };
             let (k, v) = (expand(k.clone(), w.d), expand(v.clone(), w.dv));
-            let ms = time::<B>(device, a.iters, || {
+            let timing = time::<B>(device, a.iters, || {
                 burn_attention(
                     q.clone(),
                     k.clone(),
@@ -275,7 +287,7 @@ fn run<B: FlashAttentionBackend>(
                     },
                 )
             });
-            row("burn", ms);
+            row("burn", timing);
         } else if a.burn {
             println!(
                 "# burn skipped for {}: its scores alone need {:.1} GiB",
