@@ -209,3 +209,47 @@ fn load_dir_rejects_duplicates_and_reads_fixtures() {
         "{alone:?}"
     );
 }
+
+/// The loader and the expression parser reject hostile input with an error, never a panic.
+mod fuzz {
+    use std::path::Path;
+
+    use flint_manifest::{Expr, Manifest};
+    use proptest::prelude::*;
+
+    fn real_manifest() -> String {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../manifest/attention.yaml");
+        std::fs::read_to_string(root).expect("manifest/attention.yaml")
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,400}") {
+            let _ = Manifest::parse(&text, Path::new("fuzz.yaml"));
+            let _ = Expr::parse(&text);
+        }
+
+        #[test]
+        fn arbitrary_expressions_never_panic(text in "[A-Za-z0-9_ +*/%()<>=!&|?:.,\\[\\]-]{0,60}") {
+            if let Ok(e) = Expr::parse(&text) {
+                let env = flint_manifest::Env::new();
+                let _ = e.eval(&env);
+            }
+        }
+
+        #[test]
+        fn mutated_manifest_never_panics(
+            edits in prop::collection::vec((any::<prop::sample::Index>(), any::<char>(), any::<bool>()), 1..6),
+        ) {
+            let mut text: Vec<char> = real_manifest().chars().collect();
+            for (at, c, insert) in edits {
+                let i = at.index(text.len());
+                if insert { text.insert(i, c) } else { text[i] = c }
+            }
+            let text: String = text.into_iter().collect();
+            let _ = Manifest::parse(&text, Path::new("attention.yaml"));
+        }
+    }
+}

@@ -334,3 +334,59 @@ fn eight_processes_write_distinct_keys() {
     }
     assert!(set_aside_files(dir.path()).is_empty());
 }
+
+mod fuzz {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Whatever bytes the cache file holds, a selector on it answers correctly and never
+    /// panics: a bad entry is rejected or the file set aside, and the call is retuned.
+    fn survives(dir: &Path) {
+        let (selector, _) = selector_on(dir);
+        let mut b = bench(Arc::new(Mutex::new(0)));
+        let c = selector.choose(&FAKE, &inv(8), Some(&mut b)).unwrap();
+        assert_eq!(c.config.block, 128);
+        assert!(
+            matches!(c.tier, Tier::Disk | Tier::Autotune),
+            "{:?}",
+            c.tier
+        );
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn arbitrary_bytes(bytes in prop::collection::vec(any::<u8>(), 0..2048)) {
+            let dir = tempfile::tempdir().unwrap();
+            tune_into(dir.path(), &[8]);
+            fs::write(cache_file(dir.path()), &bytes).unwrap();
+            survives(dir.path());
+        }
+
+        #[test]
+        fn mutated_valid_file(
+            edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>(), 0u8..3), 1..8),
+            cut in any::<prop::sample::Index>(),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            tune_into(dir.path(), &[8, 64, 512]);
+            let path = cache_file(dir.path());
+            let mut bytes = fs::read(&path).unwrap();
+            for (at, byte, kind) in edits {
+                let i = at.index(bytes.len().max(1));
+                match kind {
+                    0 if i < bytes.len() => bytes[i] = byte,
+                    1 => bytes.insert(i.min(bytes.len()), byte),
+                    _ if i < bytes.len() => { bytes.remove(i); }
+                    _ => {}
+                }
+            }
+            let keep = cut.index(bytes.len() + 1);
+            bytes.truncate(keep.max(bytes.len() / 2));
+            fs::write(&path, &bytes).unwrap();
+            survives(dir.path());
+        }
+    }
+}
