@@ -416,6 +416,26 @@ fn half_precision_matches_reference_on_gpu() {
 }
 
 #[test]
+fn eight_threads_with_mixed_shapes_on_one_device() {
+    let device = gpu();
+    let threads: Vec<_> = (0..8usize)
+        .map(|t| {
+            let device = device.clone();
+            std::thread::spawn(move || {
+                for i in 0..3 {
+                    let mut case = Case::new(1, 2, 1 + t % 2, 5 + 7 * t + i, 9 + 5 * i + t, 32);
+                    case.opts.causal = (t + i) % 2 == 0;
+                    check::<Gpu>(&case, &device, (t * 10 + i) as u64);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().expect("a calling thread failed");
+    }
+}
+
+#[test]
 fn non_contiguous_inputs_are_honoured() {
     // q, k, v laid out as [B, S, H, D] and viewed as [B, H, S, D]: strided, not copied.
     fn run<B: FlashAttentionBackend>(device: &B::Device) {
