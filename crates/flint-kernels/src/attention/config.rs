@@ -2,6 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Planes (warps) per cube of the MMA variant.
+pub const MMA_PLANES: u32 = 4;
+
 /// Which kernel variant runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -28,13 +31,13 @@ pub struct AttentionFwdConfig {
 
 impl AttentionFwdConfig {
     /// Shared memory per cube. Portable, all f32: the K and V tiles plus each row's output
-    /// accumulator and tile scores. MMA, in 16-bit elements: the K tile (which first holds the
-    /// Q tile) and the V tile, rows padded by 8.
+    /// accumulator and tile scores. MMA, in 16-bit elements: the Q, K and V tiles, rows
+    /// padded by 8.
     pub fn smem_bytes(&self, head_dim: usize, val_dim: usize) -> usize {
         let (bq, bkv) = (self.block_q as usize, self.block_kv as usize);
         match self.variant {
             Variant::Portable => 4 * (bkv * (head_dim + val_dim) + bq * val_dim + bq * bkv),
-            Variant::Mma => 2 * (bkv.max(bq) * (head_dim + 8) + bkv * (val_dim + 8)),
+            Variant::Mma => 2 * ((bq + bkv) * (head_dim + 8) + bkv * (val_dim + 8)),
         }
     }
 
@@ -42,12 +45,13 @@ impl AttentionFwdConfig {
     pub fn units(&self) -> u32 {
         match self.variant {
             Variant::Portable => self.block_q,
-            Variant::Mma => self.block_q * 2,
+            Variant::Mma => MMA_PLANES * 32,
         }
     }
 
-    /// Planes per cube of the MMA variant (16 query rows each).
-    pub fn planes(&self) -> u32 {
-        self.block_q / 16
+    /// 16-row tiles per plane of the MMA variant, which always has [`MMA_PLANES`] planes:
+    /// `block_q` 64 gives one, 128 two.
+    pub fn m_tiles(&self) -> u32 {
+        self.block_q / (16 * MMA_PLANES)
     }
 }

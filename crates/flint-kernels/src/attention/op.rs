@@ -158,9 +158,9 @@ impl Op for AttentionFwdOp {
                 if let Some(why) = self.mma_refusal(inv) {
                     return Err(why);
                 }
-                if !(c.block_q.is_multiple_of(16) && (16..=128).contains(&c.block_q)) {
+                if !matches!(c.block_q, 64 | 128) {
                     return Err(format!(
-                        "block_q {} is not a multiple of 16 in 16..=128",
+                        "block_q {} is not 64 or 128 (one or two 16-row tiles per plane)",
                         c.block_q
                     ));
                 }
@@ -170,11 +170,15 @@ impl Op for AttentionFwdOp {
                         c.block_kv
                     ));
                 }
-                // Scores and the output accumulator live in registers.
-                if c.block_kv as usize * d.max(dv) > 8192 {
+                // Scores, the output accumulator and (with one tile per plane) Q live in
+                // registers: at most 208 32-bit values per lane for them (measured: D = 256
+                // with 64-key tiles, 224, is refused).
+                let per_lane = c.m_tiles() as usize * (c.block_kv as usize + dv) / 2;
+                let q_regs = if c.m_tiles() == 1 { d / 4 } else { 0 };
+                if per_lane + q_regs > 208 {
                     return Err(format!(
-                        "block_kv {} with head dims {d}/{dv} would spill registers",
-                        c.block_kv
+                        "block_q {} x block_kv {} with head dims {d}/{dv} would spill registers",
+                        c.block_q, c.block_kv
                     ));
                 }
             }

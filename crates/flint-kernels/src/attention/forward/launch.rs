@@ -6,6 +6,7 @@ use flint_tune::{Choice, Invocation, Op, Selector};
 
 use super::mma::{MmaParams, attention_fwd_mma};
 use super::portable::{PortableParams, PortableScalarsLaunch, attention_fwd_portable};
+use crate::attention::config::MMA_PLANES;
 use crate::attention::dropout::kernel_seed;
 use crate::attention::{AttentionFwdConfig, AttentionFwdOp, AttentionProblem, Variant};
 use crate::{CubeclBenchmark, DeviceLimits, KernelError, fingerprint};
@@ -160,7 +161,8 @@ fn launch_with<R: Runtime>(
             let params = MmaParams {
                 vec: vec as u32,
                 out_vec: out_vec as u32,
-                planes: c.planes(),
+                planes: MMA_PLANES,
+                m_tiles: c.m_tiles(),
                 block_kv: c.block_kv,
                 head_dim,
                 val_dim,
@@ -173,7 +175,7 @@ fn launch_with<R: Runtime>(
             attention_fwd_mma::launch::<R>(
                 client,
                 CubeCount::Static(q_blocks, bh, 1),
-                CubeDim::new_2d(32, c.planes()),
+                CubeDim::new_2d(32, MMA_PLANES),
                 vec,
                 out_vec,
                 args.q,

@@ -1,8 +1,10 @@
 //! The accelerated forward: tensor cores through register-level MMA (`m16n8k16`, f16 or
 //! bf16 in, f32 accumulate), FlashAttention-2 style. CUDA (sm80+) only.
 //!
-//! A cube has `planes` planes of 32 lanes and each plane owns 16 query rows. Q, the scores S
-//! and the output accumulator O stay in registers for the whole key loop. The accumulator
+//! A cube has `planes` planes of 32 lanes and each plane owns `16 · m_tiles` query rows. The
+//! scores S and the output accumulator O stay in registers for the whole key loop, and so
+//! does Q when a plane owns one 16-row tile; with two, every K and V fragment read from
+//! shared memory feeds twice the MMAs, which halves the shared-memory traffic per FLOP. The accumulator
 //! layout of two adjacent `n = 8` score tiles is exactly the A-operand layout of one `k = 16`
 //! step of the next product, so P goes from the softmax into `P·V` without touching shared
 //! memory. K and V tiles are staged in shared memory, rows padded by 8 elements so that the
@@ -28,8 +30,10 @@ type Pair = Const<2>;
 /// Compile-time shape of one kernel instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MmaParams {
-    /// Planes per cube; the cube owns `16 · planes` query rows.
+    /// Planes per cube.
     pub planes: u32,
+    /// 16-row tiles per plane; the cube owns `16 · m_tiles · planes` query rows.
+    pub m_tiles: u32,
     /// Keys per shared-memory tile (a multiple of 16).
     pub block_kv: u32,
     /// `D` (a multiple of 16).
@@ -52,7 +56,8 @@ pub struct MmaParams {
     pub out_vec: u32,
 }
 
-/// The accelerated forward. Grid: `(ceil(Sq / (16·planes)), B·H)`, cube `(32, planes)`.
+/// The accelerated forward. Grid: `(ceil(Sq / (16·m_tiles·planes)), B·H)`, cube
+/// `(32, planes)`.
 /// q, k and v are read `N` elements at a time (their last dim contiguous and every other
 /// stride a multiple of `N`); out is written in pairs. Fast intrinsics (`__expf`) are used:
 /// every exponent is finite, masked scores are a finite sentinel.
@@ -70,15 +75,15 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
     #[define(E)] _dtype: StorageType,
 ) {
     let vec = p.vec;
+    let mt = p.m_tiles;
     let units = comptime!(p.planes * 32);
-    let block_q = comptime!(p.planes * 16);
+    let plane_rows = comptime!(16 * p.m_tiles);
+    let block_q = comptime!(p.planes * 16 * p.m_tiles);
     let ld_k = comptime!(p.head_dim + PAD);
     let ld_v = comptime!(p.val_dim + PAD);
-    let k_rows = comptime!(if p.block_kv > block_q {
-        p.block_kv
-    } else {
-        block_q
-    });
+    // With one 16-row tile per plane Q lives in registers; with more it is re-read from
+    // shared memory at each key tile, which keeps the accumulators within the register file.
+    let q_regs = comptime!(p.m_tiles == 1);
 
     let heads = q.shape(1) as u32;
     let seq_q = q.shape(2) as u32;
@@ -93,8 +98,8 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
     let q_first = CUBE_POS_X * block_q;
     let g = lane / 4;
     let t = lane % 4;
-    let row0 = q_first + plane * 16 + g;
-    let row1 = row0 + 8;
+    // Row of tile mi, half r (0: row g, 1: row g + 8): plane_first + 16·mi + 8·r.
+    let plane_first = q_first + plane * plane_rows + g;
 
     // Bottom-right alignment, as Burn's causal mask: query i sees key i + Sk - Sq.
     let offset = seq_kv as i32 - seq_q as i32;
@@ -108,10 +113,13 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
         kv_hi = min(kv_hi, q_last + offset + s.right as i32 + 1);
     }
 
-    // Shared memory: the K tile (which first holds the Q tile) and the V tile.
-    // 16-byte aligned: ldmatrix reads 16-byte rows.
+    // Shared memory, 16-byte aligned (ldmatrix reads 16-byte rows): Q, K and V tiles.
+    let mut q_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((block_q * ld_k / vec) as usize),
+        16usize,
+    );
     let mut k_s = SharedMemory::<Vector<E, N>>::new_aligned(
-        comptime!((k_rows * ld_k / vec) as usize),
+        comptime!((p.block_kv * ld_k / vec) as usize),
         16usize,
     );
     let mut v_s = SharedMemory::<Vector<E, N>>::new_aligned(
@@ -128,13 +136,12 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
     let lm_row = lane % 8;
     let lm_mat = lane / 8;
 
-    // Q fragments, loaded once: k-step kk holds registers [4·kk, 4·kk + 4).
     stage::<E, N>(
         q,
         q_base,
         q_first as i32,
         seq_q,
-        &mut k_s,
+        &mut q_s,
         block_q,
         p.head_dim,
         ld_k,
@@ -144,37 +151,38 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
     );
     sync_cube();
     let q_steps = comptime!(p.head_dim / 16);
-    let mut q_frag = Array::<Vector<E, Pair>>::new(comptime!((q_steps * 4) as usize));
-    #[unroll]
-    for kk in 0..q_steps {
-        // Matrices: rows 0-7 | 8-15 of the plane's 16, columns 16·kk + 0-7 | 8-15.
-        let at = (plane * 16 + lm_row + 8 * (lm_mat % 2)) * ld_k + kk * 16 + 8 * (lm_mat / 2);
-        let regs = def.load_matrix::<Vector<E, N>, Pair>(
-            &k_s.slice((at / vec) as usize, ((at + 8) / vec) as usize),
-            MatrixIdent::A,
-            4usize,
-            false,
-        );
+    // Q fragments kept in registers (one tile per plane): k-step kk holds [4·kk, 4·kk + 4).
+    let mut q_frag =
+        Array::<Vector<E, Pair>>::new(comptime!(if q_regs { q_steps * 4 } else { 4 }) as usize);
+    if comptime!(q_regs) {
         #[unroll]
-        for r in 0..4u32 {
-            q_frag[(kk * 4 + r) as usize] = regs[r as usize];
+        for kk in 0..q_steps {
+            let regs = load_a::<E, N>(&q_s, plane * plane_rows, kk, ld_k, vec, lm_row, lm_mat);
+            #[unroll]
+            for r in 0..4u32 {
+                q_frag[(kk * 4 + r) as usize] = regs[r as usize];
+            }
         }
     }
-    sync_cube();
 
     let s_tiles = comptime!(p.block_kv / 8);
     let o_tiles = comptime!(p.val_dim / 8);
-    // Accumulators: tile j holds registers 2·j (row g) and 2·j + 1 (row g + 8).
-    let mut o_acc = Array::<Vector<f32, Pair>>::new(comptime!((o_tiles * 2) as usize));
+    // Accumulators: tile j of row tile mi holds registers 2·(mi·tiles + j) (row g) and the
+    // next one (row g + 8).
+    let mut o_acc = Array::<Vector<f32, Pair>>::new(comptime!((mt * o_tiles * 2) as usize));
     #[unroll]
-    for i in 0..comptime!(o_tiles * 2) {
+    for i in 0..comptime!(mt * o_tiles * 2) {
         o_acc[i as usize] = Vector::new(0.0f32);
     }
-    let mut s_acc = Array::<Vector<f32, Pair>>::new(comptime!((s_tiles * 2) as usize));
-    let mut m0 = f32::new(NO_MAX);
-    let mut m1 = f32::new(NO_MAX);
-    let mut l0 = 0.0f32;
-    let mut l1 = 0.0f32;
+    let mut s_acc = Array::<Vector<f32, Pair>>::new(comptime!((mt * s_tiles * 2) as usize));
+    // Running max and sum per row, indexed 2·mi + r.
+    let mut m_run = Array::<f32>::new(comptime!((mt * 2) as usize));
+    let mut l_run = Array::<f32>::new(comptime!((mt * 2) as usize));
+    #[unroll]
+    for i in 0..comptime!(mt * 2) {
+        m_run[i as usize] = f32::new(NO_MAX);
+        l_run[i as usize] = 0.0f32;
+    }
     let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
     let cube_row_lo = q_first as i32 + offset;
     let cube_row_hi = q_last + offset;
@@ -192,13 +200,37 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
         );
         sync_cube();
 
-        // S = Q·Kᵀ.
+        // S = Q·Kᵀ: each K fragment pair feeds every row tile of the plane.
         #[unroll]
-        for i in 0..comptime!(s_tiles * 2) {
+        for i in 0..comptime!(mt * s_tiles * 2) {
             s_acc[i as usize] = Vector::new(0.0f32);
         }
         #[unroll]
         for kk in 0..q_steps {
+            let mut qa = Array::<Vector<E, Pair>>::new(comptime!((mt * 4) as usize));
+            #[unroll]
+            for mi in 0..mt {
+                if comptime!(q_regs) {
+                    #[unroll]
+                    for r in 0..4u32 {
+                        qa[r as usize] = q_frag[(kk * 4 + r) as usize];
+                    }
+                } else {
+                    let regs = load_a::<E, N>(
+                        &q_s,
+                        plane * plane_rows + mi * 16,
+                        kk,
+                        ld_k,
+                        vec,
+                        lm_row,
+                        lm_mat,
+                    );
+                    #[unroll]
+                    for r in 0..4u32 {
+                        qa[(mi * 4 + r) as usize] = regs[r as usize];
+                    }
+                }
+            }
             #[unroll]
             for jp in 0..comptime!(s_tiles / 2) {
                 // Matrices: keys 16·jp + 0-7 | 8-15, dims 16·kk + 0-7 | 8-15.
@@ -211,15 +243,18 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
                     false,
                 );
                 #[unroll]
-                for half in 0..2u32 {
-                    mma_step::<E>(
-                        &q_frag,
-                        comptime!(kk * 4),
-                        &b_regs,
-                        comptime!(half * 2),
-                        &mut s_acc,
-                        comptime!((jp * 2 + half) * 2),
-                    );
+                for mi in 0..mt {
+                    #[unroll]
+                    for half in 0..2u32 {
+                        mma_step::<E>(
+                            &qa,
+                            comptime!(mi * 4),
+                            &b_regs,
+                            comptime!(half * 2),
+                            &mut s_acc,
+                            comptime!((mi * s_tiles + jp * 2 + half) * 2),
+                        );
+                    }
                 }
             }
         }
@@ -229,119 +264,114 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
             || (p.has_right && start + p.block_kv as i32 - 1 > cube_row_lo + s.right as i32)
             || (p.has_left && start < cube_row_hi - s.left as i32);
         #[unroll]
-        for j in 0..s_tiles {
+        for mi in 0..mt {
             #[unroll]
-            for r in 0..2u32 {
-                let row = select(r == 0, row0, row1);
-                let mut pair = s_acc[(j * 2 + r) as usize];
+            for j in 0..s_tiles {
                 #[unroll]
-                for c in 0..2u32 {
-                    let key = start + (j * 8 + t * 2 + c) as i32;
-                    let mut x = pair[c as usize] * s.scale;
-                    if p.has_softcap {
-                        x = s.softcap * (x / s.softcap).tanh();
-                    }
-                    if p.has_bias {
-                        let inside = row < seq_q && key < seq_kv as i32;
-                        let mut bv = f32::new(NO_MAX);
-                        if inside {
-                            bv = bias[b as usize * s.bias_stride_b as usize
-                                + h as usize * s.bias_stride_h as usize
-                                + row as usize * bias.stride(2)
-                                + key as usize * bias.stride(3)];
+                for r in 0..2u32 {
+                    let row = plane_first + mi * 16 + r * 8;
+                    let at = ((mi * s_tiles + j) * 2 + r) as usize;
+                    let mut pair = s_acc[at];
+                    #[unroll]
+                    for c in 0..2u32 {
+                        let key = start + (j * 8 + t * 2 + c) as i32;
+                        let mut x = pair[c as usize] * s.scale;
+                        if p.has_softcap {
+                            x = s.softcap * (x / s.softcap).tanh();
                         }
-                        x += bv;
-                    }
-                    if needs_mask {
-                        let mut visible = key < seq_kv as i32;
-                        if p.has_left {
-                            visible = visible && key >= row as i32 + offset - s.left as i32;
+                        if p.has_bias {
+                            let inside = row < seq_q && key < seq_kv as i32;
+                            let mut bv = f32::new(NO_MAX);
+                            if inside {
+                                bv = bias[b as usize * s.bias_stride_b as usize
+                                    + h as usize * s.bias_stride_h as usize
+                                    + row as usize * bias.stride(2)
+                                    + key as usize * bias.stride(3)];
+                            }
+                            x += bv;
                         }
-                        if p.has_right {
-                            visible = visible && key <= row as i32 + offset + s.right as i32;
+                        if needs_mask {
+                            let mut visible = key < seq_kv as i32;
+                            if p.has_left {
+                                visible = visible && key >= row as i32 + offset - s.left as i32;
+                            }
+                            if p.has_right {
+                                visible = visible && key <= row as i32 + offset + s.right as i32;
+                            }
+                            x = select(visible, x, f32::new(NO_MAX));
                         }
-                        x = select(visible, x, f32::new(NO_MAX));
+                        if p.has_bias {
+                            x = select(x <= MASKED_BELOW, f32::new(NO_MAX), x);
+                        }
+                        pair[c as usize] = x;
                     }
-                    if p.has_bias {
-                        x = select(x <= MASKED_BELOW, f32::new(NO_MAX), x);
-                    }
-                    pair[c as usize] = x;
+                    s_acc[at] = pair;
                 }
-                s_acc[(j * 2 + r) as usize] = pair;
             }
         }
 
-        // Online softmax: the new row maxima over the group of four lanes.
-        let mut mx0 = f32::new(NO_MAX);
-        let mut mx1 = f32::new(NO_MAX);
+        // Online softmax, per row: the new maximum over the group of four lanes, the
+        // rescale of O and l, then P = exp(S - m) in place (l sums P before dropout).
         #[unroll]
-        for j in 0..s_tiles {
-            let a = s_acc[(j * 2) as usize];
-            let c = s_acc[(j * 2 + 1) as usize];
-            mx0 = max(mx0, max(a[0], a[1]));
-            mx1 = max(mx1, max(c[0], c[1]));
-        }
-        mx0 = max(mx0, plane_shuffle_xor(mx0, 1u32));
-        mx0 = max(mx0, plane_shuffle_xor(mx0, 2u32));
-        mx1 = max(mx1, plane_shuffle_xor(mx1, 1u32));
-        mx1 = max(mx1, plane_shuffle_xor(mx1, 2u32));
-        let mn0 = max(m0, mx0);
-        let mn1 = max(m1, mx1);
-        let alpha0 = (m0 - mn0).exp();
-        let alpha1 = (m1 - mn1).exp();
-        m0 = mn0;
-        m1 = mn1;
-        l0 *= alpha0;
-        l1 *= alpha1;
-        #[unroll]
-        for i in 0..o_tiles {
-            let mut a = o_acc[(i * 2) as usize];
-            a[0] *= alpha0;
-            a[1] *= alpha0;
-            o_acc[(i * 2) as usize] = a;
-            let mut c = o_acc[(i * 2 + 1) as usize];
-            c[0] *= alpha1;
-            c[1] *= alpha1;
-            o_acc[(i * 2 + 1) as usize] = c;
-        }
-
-        // P = exp(S - m), in place; l sums P before dropout.
-        #[unroll]
-        for j in 0..s_tiles {
+        for mi in 0..mt {
             #[unroll]
             for r in 0..2u32 {
-                let row = select(r == 0, row0, row1);
-                let m = select(r == 0, mn0, mn1);
-                let mut pair = s_acc[(j * 2 + r) as usize];
+                let row = plane_first + mi * 16 + r * 8;
+                let mut mx = f32::new(NO_MAX);
+                #[unroll]
+                for j in 0..s_tiles {
+                    let pair = s_acc[((mi * s_tiles + j) * 2 + r) as usize];
+                    mx = max(mx, max(pair[0], pair[1]));
+                }
+                mx = max(mx, plane_shuffle_xor(mx, 1u32));
+                mx = max(mx, plane_shuffle_xor(mx, 2u32));
+                let m_old = m_run[(mi * 2 + r) as usize];
+                let m_new = max(m_old, mx);
+                let alpha = (m_old - m_new).exp();
+                m_run[(mi * 2 + r) as usize] = m_new;
+                #[unroll]
+                for i in 0..o_tiles {
+                    let at = ((mi * o_tiles + i) * 2 + r) as usize;
+                    let mut o = o_acc[at];
+                    o[0] *= alpha;
+                    o[1] *= alpha;
+                    o_acc[at] = o;
+                }
                 let mut sum = 0.0f32;
                 #[unroll]
-                for c in 0..2u32 {
-                    let x = pair[c as usize];
-                    let mut prob = select(x > MASKED_BELOW, (x - m).exp(), 0.0f32);
-                    sum += prob;
-                    if p.has_dropout {
-                        let key = (start + (j * 8 + t * 2 + c) as i32) as u32;
-                        let u = uniform_cube(s.seed, bh, row, key);
-                        prob = select(u >= s.dropout_p, prob * keep_scale, 0.0f32);
+                for j in 0..s_tiles {
+                    let at = ((mi * s_tiles + j) * 2 + r) as usize;
+                    let mut pair = s_acc[at];
+                    #[unroll]
+                    for c in 0..2u32 {
+                        let x = pair[c as usize];
+                        let mut prob = select(x > MASKED_BELOW, (x - m_new).exp(), 0.0f32);
+                        sum += prob;
+                        if p.has_dropout {
+                            let key = (start + (j * 8 + t * 2 + c) as i32) as u32;
+                            let u = uniform_cube(s.seed, bh, row, key);
+                            prob = select(u >= s.dropout_p, prob * keep_scale, 0.0f32);
+                        }
+                        pair[c as usize] = prob;
                     }
-                    pair[c as usize] = prob;
+                    s_acc[at] = pair;
                 }
-                if r == 0 {
-                    l0 += sum;
-                } else {
-                    l1 += sum;
-                }
-                s_acc[(j * 2 + r) as usize] = pair;
+                l_run[(mi * 2 + r) as usize] = l_run[(mi * 2 + r) as usize] * alpha + sum;
             }
         }
 
-        // O += P·V: score tiles 2·kk and 2·kk + 1 form the A operand of k-step kk.
+        // O += P·V: score tiles 2·kk and 2·kk + 1 of a row tile form the A operand of
+        // k-step kk; each V fragment pair feeds every row tile.
         #[unroll]
         for kk in 0..comptime!(p.block_kv / 16) {
-            let mut p_frag = Array::<Vector<E, Pair>>::new(4usize);
+            let mut p_frag = Array::<Vector<E, Pair>>::new(comptime!((mt * 4) as usize));
             #[unroll]
-            for i in 0..4u32 {
-                p_frag[i as usize] = Vector::cast_from(s_acc[(kk * 4 + i) as usize]);
+            for mi in 0..mt {
+                #[unroll]
+                for i in 0..4u32 {
+                    p_frag[(mi * 4 + i) as usize] =
+                        Vector::cast_from(s_acc[((mi * s_tiles + kk * 2) * 2 + i) as usize]);
+                }
             }
             #[unroll]
             for np in 0..comptime!(o_tiles / 2) {
@@ -355,15 +385,18 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
                     true,
                 );
                 #[unroll]
-                for half in 0..2u32 {
-                    mma_step::<E>(
-                        &p_frag,
-                        0u32,
-                        &b_regs,
-                        comptime!(half * 2),
-                        &mut o_acc,
-                        comptime!((np * 2 + half) * 2),
-                    );
+                for mi in 0..mt {
+                    #[unroll]
+                    for half in 0..2u32 {
+                        mma_step::<E>(
+                            &p_frag,
+                            comptime!(mi * 4),
+                            &b_regs,
+                            comptime!(half * 2),
+                            &mut o_acc,
+                            comptime!((mi * o_tiles + np * 2 + half) * 2),
+                        );
+                    }
                 }
             }
         }
@@ -372,37 +405,62 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
     }
 
     // Row sums over the group of four lanes, then O / l and the log-sum-exp.
-    l0 += plane_shuffle_xor(l0, 1u32);
-    l0 += plane_shuffle_xor(l0, 2u32);
-    l1 += plane_shuffle_xor(l1, 1u32);
-    l1 += plane_shuffle_xor(l1, 2u32);
     #[unroll]
-    for r in 0..2u32 {
-        let row = select(r == 0, row0, row1);
-        let l = select(r == 0, l0, l1);
-        let m = select(r == 0, m0, m1);
-        if row < seq_q {
-            // A row with every key masked has l = 0: output 0 and LSE -inf.
-            let inv = select(l > 0.0f32, 1.0f32 / l, 0.0f32);
-            let o_base = b as usize * out.stride(0)
-                + h as usize * out.stride(1)
-                + row as usize * out.stride(2);
-            #[unroll]
-            for i in 0..o_tiles {
-                let mut pair = o_acc[(i * 2 + r) as usize];
-                pair[0] *= inv;
-                pair[1] *= inv;
-                let col = (i * 8 + t * 2) as usize;
-                write_pair::<E, NO>(out, o_base + col, pair, p.out_vec);
-            }
-            if t == 0 {
-                let at = b as usize * lse.stride(0)
-                    + h as usize * lse.stride(1)
-                    + row as usize * lse.stride(2);
-                lse[at] = select(l > 0.0f32, m + l.ln(), s.neg_inf);
+    for mi in 0..mt {
+        #[unroll]
+        for r in 0..2u32 {
+            let row = plane_first + mi * 16 + r * 8;
+            let mut l = l_run[(mi * 2 + r) as usize];
+            l += plane_shuffle_xor(l, 1u32);
+            l += plane_shuffle_xor(l, 2u32);
+            let m = m_run[(mi * 2 + r) as usize];
+            if row < seq_q {
+                // A row with every key masked has l = 0: output 0 and LSE -inf.
+                let inv = select(l > 0.0f32, 1.0f32 / l, 0.0f32);
+                let o_base = b as usize * out.stride(0)
+                    + h as usize * out.stride(1)
+                    + row as usize * out.stride(2);
+                #[unroll]
+                for i in 0..o_tiles {
+                    let mut pair = o_acc[((mi * o_tiles + i) * 2 + r) as usize];
+                    pair[0] *= inv;
+                    pair[1] *= inv;
+                    let col = (i * 8 + t * 2) as usize;
+                    write_pair::<E, NO>(out, o_base + col, pair, p.out_vec);
+                }
+                if t == 0 {
+                    let at = b as usize * lse.stride(0)
+                        + h as usize * lse.stride(1)
+                        + row as usize * lse.stride(2);
+                    lse[at] = select(l > 0.0f32, m + l.ln(), s.neg_inf);
+                }
             }
         }
     }
+}
+
+/// The A fragment (16 rows from `row0`, the 16 columns of k-step `kk`) of a row-major tile
+/// in shared memory with row stride `ld`, through one `ldmatrix.x4`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn load_a<E: Float, N: Size>(
+    tile: &SharedMemory<Vector<E, N>>,
+    row0: u32,
+    #[comptime] kk: u32,
+    #[comptime] ld: u32,
+    #[comptime] vec: u32,
+    lm_row: u32,
+    lm_mat: u32,
+) -> Array<Vector<E, Pair>> {
+    let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
+    // Matrices: rows 0-7 | 8-15, columns 16·kk + 0-7 | 8-15.
+    let at = (row0 + lm_row + 8 * (lm_mat % 2)) * ld + kk * 16 + 8 * (lm_mat / 2);
+    def.load_matrix::<Vector<E, N>, Pair>(
+        &tile.slice((at / vec) as usize, ((at + 8) / vec) as usize),
+        MatrixIdent::A,
+        4usize,
+        false,
+    )
 }
 
 /// One `m16n8k16` product: `c[c_at..c_at + 2] += a[a_at..a_at + 4] · b[b_at..b_at + 2]`.
