@@ -284,15 +284,43 @@ fn cache_files_are_private_and_carry_a_schema() {
 
 const CHILD_ENV: &str = "FLINT_TEST_CHILD_WRITER";
 
-/// Run by `eight_processes_write_distinct_keys` in child processes; does nothing otherwise.
+/// Run in child processes by the multi-process tests below; does nothing otherwise.
 #[test]
-#[ignore = "child process of eight_processes_write_distinct_keys"]
+#[ignore = "child process of the multi-process cache tests"]
 fn child_writer() {
     let Ok(spec) = std::env::var(CHILD_ENV) else {
         return;
     };
-    let (dir, index) = spec.rsplit_once('|').unwrap();
+    let mut parts = spec.split('|');
+    let (dir, index) = (parts.next().unwrap(), parts.next().unwrap());
     let index: usize = index.parse().unwrap();
+    match parts.next() {
+        // Autotune one shared key through a selector; the answer must be the fastest config.
+        Some("same") => {
+            let (selector, _) = selector_on(Path::new(dir));
+            let mut b = bench(Arc::new(Mutex::new(0)));
+            let c = selector.choose(&FAKE, &inv(8), Some(&mut b)).unwrap();
+            assert_eq!(c.config.block, 128);
+            return;
+        }
+        // Write new keys until killed.
+        Some("spin") => {
+            let cache = DiskCache::new(dir);
+            for j in 0.. {
+                let key = CallKey::new("fake_op", 1, &inv(1_000_000 + j).signature().clone());
+                let entry = DiskEntry::tuned(
+                    &key,
+                    serde_yaml::to_value(BlockConfig { block: 64 }).unwrap(),
+                    1.0,
+                );
+                cache
+                    .put(&fingerprint(), "fake_op", 1, &key, entry)
+                    .unwrap();
+            }
+            return;
+        }
+        _ => {}
+    }
     let cache = DiskCache::new(dir);
     for j in 0..10 {
         let key = CallKey::new("fake_op", 1, &inv(1000 * index + j).signature().clone());
@@ -333,6 +361,66 @@ fn eight_processes_write_distinct_keys() {
         }
     }
     assert!(set_aside_files(dir.path()).is_empty());
+}
+
+fn child(dir: &Path, index: usize, mode: &str) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["child_writer", "--exact", "--ignored", "--test-threads=1"])
+        .env(CHILD_ENV, format!("{}|{index}|{mode}", dir.display()))
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn four_processes_autotune_the_same_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let children: Vec<_> = (0..4).map(|i| child(dir.path(), i, "same")).collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success(), "a process got a wrong config");
+    }
+    let entries = DiskCache::new(dir.path()).entries(&fingerprint(), "fake_op", 1);
+    assert_eq!(entries.len(), 1, "one key, one entry: {:?}", entries.keys());
+    assert!(entries.contains_key(FAKE.key(&inv(8)).digest()));
+    assert!(
+        set_aside_files(dir.path()).is_empty(),
+        "the file is not corrupt"
+    );
+    let (selector, _) = selector_on(dir.path());
+    let c = selector.choose(&FAKE, &inv(8), None).unwrap();
+    assert_eq!((c.tier, c.config.block), (Tier::Disk, 128));
+}
+
+#[test]
+fn a_writer_killed_mid_write_loses_nothing_committed() {
+    let dir = tempfile::tempdir().unwrap();
+    let committed = [8, 64, 512, 4096];
+    tune_into(dir.path(), &committed);
+    for (round, wait_ms) in [3u64, 11, 29, 57, 101].into_iter().enumerate() {
+        let mut c = child(dir.path(), round, "spin");
+        std::thread::sleep(std::time::Duration::from_millis(wait_ms));
+        c.kill().unwrap(); // SIGKILL: no unwinding, no cleanup
+        c.wait().unwrap();
+        let (selector, _) = selector_on(dir.path());
+        for &len in &committed {
+            let got = selector.choose(&FAKE, &inv(len), None).unwrap();
+            assert_eq!(
+                (got.tier, got.config.block),
+                (Tier::Disk, 128),
+                "round {round}: committed key {len} lost"
+            );
+        }
+        assert!(
+            set_aside_files(dir.path()).is_empty(),
+            "round {round}: a kill left a corrupt file"
+        );
+    }
+    // The writers were killed while active: what they committed before dying is there too.
+    let entries = DiskCache::new(dir.path()).entries(&fingerprint(), "fake_op", 1);
+    assert!(
+        entries.len() > committed.len(),
+        "the killed writers committed nothing: the test did not exercise a live writer"
+    );
 }
 
 mod fuzz {
