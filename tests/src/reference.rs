@@ -79,7 +79,12 @@ pub fn attention_ref_rounded(
                     }
                     *score = s;
                 }
-                let m = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                // A NaN among the visible scores makes the row NaN (f64::max would skip it).
+                let m = if scores.iter().any(|s| s.is_nan()) {
+                    f64::NAN
+                } else {
+                    scores.iter().copied().fold(f64::NEG_INFINITY, f64::max)
+                };
                 if m == f64::NEG_INFINITY {
                     continue; // fully masked: output 0, LSE -inf
                 }

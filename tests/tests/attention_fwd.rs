@@ -87,8 +87,12 @@ fn max_err(got: &[f64], want: &[f64]) -> f64 {
     got.iter()
         .zip(want)
         .map(|(g, w)| {
-            if g.is_nan() {
-                f64::INFINITY
+            if g.is_nan() || w.is_nan() {
+                if g.is_nan() && w.is_nan() {
+                    0.0
+                } else {
+                    f64::INFINITY
+                }
             } else if w.is_infinite() || g.is_infinite() {
                 if g == w { 0.0 } else { f64::INFINITY }
             } else {
@@ -433,6 +437,59 @@ fn eight_threads_with_mixed_shapes_on_one_device() {
     for t in threads {
         t.join().expect("a calling thread failed");
     }
+}
+
+#[test]
+fn nan_inputs_propagate_like_the_reference() {
+    // A NaN in q poisons its row; a NaN in one key poisons exactly the rows that see that key
+    // (causal: not the rows before it). Both kernels and the reference path must agree.
+    fn run<B: FlashAttentionBackend>(device: &B::Device) {
+        let (b, h, s, d) = (1, 2, 12, 32);
+        let mut q = random_f32(b * h * s * d, 31);
+        let mut k = random_f32(b * h * s * d, 32);
+        let v = random_f32(b * h * s * d, 33);
+        q[3 * d] = f32::NAN; // head 0, query 3
+        k[(s + 5) * d + 2] = f32::NAN; // head 1, key 5
+        let to64 = |x: &[f32]| x.iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
+        let inputs = RefInputs {
+            q: to64(&q),
+            k: to64(&k),
+            v: to64(&v),
+            dims: (b, h, h, s, s, d, d),
+            bias: None,
+        };
+        let opts = RefOptions {
+            causal: true,
+            ..RefOptions::default()
+        };
+        let (want, want_lse) = attention_ref(&inputs, &opts);
+        assert!(want.iter().any(|x| x.is_nan()) && want.iter().any(|x| !x.is_nan()));
+        let got = flint::try_flash_attention_full(
+            tensor::<B>(&q, [b, h, s, d], device),
+            tensor::<B>(&k, [b, h, s, d], device),
+            tensor::<B>(&v, [b, h, s, d], device),
+            None,
+            None,
+            AttentionOptions::new().causal(),
+        )
+        .unwrap();
+        let got_out = to_f64(got.out);
+        let err = max_err(&got_out, &want);
+        let first_bad = got_out
+            .iter()
+            .zip(&want)
+            .position(|(g, w)| max_err(&[*g], &[*w]) >= 1e-4)
+            .map(|i| (i / (s * d), (i / d) % s, i % d, got_out[i], want[i]));
+        assert!(
+            err < 1e-4,
+            "{}: output differs from the reference: {err:e}, first at (head, row, col, got, want) = {first_bad:?}",
+            std::any::type_name::<B>()
+        );
+        let err = max_err(&to_f64(got.lse), &want_lse);
+        assert!(err < 1e-4, "LSE differs from the reference: {err:e}");
+    }
+    run::<NdArray>(&Default::default());
+    run::<Gpu>(&gpu());
 }
 
 #[test]

@@ -42,6 +42,9 @@ pub(crate) fn forward<B: Backend>(
         scores = scores + bias.expand([b, h, sq, sk]);
     }
 
+    // A NaN among a row's visible scores makes the row NaN, as in the kernels; some
+    // backends' max and clamp would drop it.
+    let nan_rows = scores.clone().is_nan().any_dim(3);
     // NaN-safe softmax, as Burn's fallback: a fully masked row gives 0, its LSE -inf.
     let max = scores.clone().max_dim(3).clamp_min(f32::MIN);
     let exp = (scores - max.clone()).exp();
@@ -51,7 +54,9 @@ pub(crate) fn forward<B: Backend>(
     if let Some((drop, seed)) = p.dropout {
         probs = probs * dropout_mask::<B>(p, drop, seed, dtype, &device);
     }
-    (probs.matmul(v), lse)
+    let out = probs.matmul(v);
+    let out = out.mask_fill(nan_rows.clone().expand([b, h, sq, p.val_dim]), f32::NAN);
+    (out, lse.mask_fill(nan_rows.squeeze_dim::<3>(3), f32::NAN))
 }
 
 /// `true` where the causal/window rule hides key `j` from query `i`; `None` if nothing is.

@@ -104,6 +104,7 @@ fn launch_with<R: Runtime>(
         problem.scale as f32,
         problem.softcap.unwrap_or(1.0) as f32,
         f32::NEG_INFINITY,
+        f32::NAN,
         to_u32(left.unwrap_or(0).min(u32::MAX as usize / 4), "window left")?,
         to_u32(
             right.unwrap_or(0).min(u32::MAX as usize / 4),

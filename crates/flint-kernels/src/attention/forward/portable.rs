@@ -46,6 +46,9 @@ pub struct PortableScalars {
     pub softcap: f32,
     /// `-inf`, passed at run time because WGSL has no literal for it.
     pub neg_inf: f32,
+    /// A NaN, passed at run time: shader compilers that assume finite math fold `-inf * 0`
+    /// to 0, and CUDA cannot reinterpret a literal's bits in place.
+    pub nan: f32,
     /// Window bounds (unused unless enabled).
     pub left: u32,
     /// Window bound on the right.
@@ -112,6 +115,9 @@ pub fn attention_fwd_portable<F: Float>(
         acc[(acc_at + d) as usize] = 0.0;
     }
     let mut m = f32::new(NO_MAX);
+    // A NaN score (from NaN or infinite q, k or bias) makes the row NaN, as in an unfused
+    // attention; the max and the masking compares would otherwise drop it silently.
+    let mut saw_nan = false;
     let mut l = 0.0f32;
 
     let mut k_tile = SharedMemory::<f32>::new((p.block_kv * p.head_dim) as usize);
@@ -171,6 +177,7 @@ pub fn attention_fwd_portable<F: Float>(
                             + row as usize * bias.stride(2)
                             + key as usize * bias.stride(3)];
                     }
+                    saw_nan = saw_nan || score.is_nan();
                     if score <= MASKED_BELOW {
                         score = f32::new(NO_MAX);
                     }
@@ -214,7 +221,13 @@ pub fn attention_fwd_portable<F: Float>(
             b as usize * out.stride(0) + h as usize * out.stride(1) + row as usize * out.stride(2);
         let lse_at =
             b as usize * lse.stride(0) + h as usize * lse.stride(1) + row as usize * lse.stride(2);
-        if l > 0.0 {
+        if saw_nan {
+            let nan = s.nan;
+            for d in 0..p.val_dim as usize {
+                out[o_base + d * out.stride(3)] = F::cast_from(nan);
+            }
+            lse[lse_at] = nan;
+        } else if l > 0.0 {
             let inv = 1.0f32 / l;
             for d in 0..p.val_dim {
                 out[o_base + d as usize * out.stride(3)] =
