@@ -178,14 +178,10 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
     // Running max and sum per row, indexed 2·mi + r.
     let mut m_run = Array::<f32>::new(comptime!((mt * 2) as usize));
     let mut l_run = Array::<f32>::new(comptime!((mt * 2) as usize));
-    // NaN scores seen per row (1.0 if any): a NaN in q, k or bias makes the row NaN, as in an
-    // unfused attention; the max and the masking selects would otherwise drop it silently.
-    let mut nan_run = Array::<f32>::new(comptime!((mt * 2) as usize));
     #[unroll]
     for i in 0..comptime!(mt * 2) {
         m_run[i as usize] = f32::new(NO_MAX);
         l_run[i as usize] = 0.0f32;
-        nan_run[i as usize] = 0.0f32;
     }
     let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
     let cube_row_lo = q_first as i32 + offset;
@@ -307,9 +303,6 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
                         if p.has_bias {
                             x = select(x <= MASKED_BELOW, f32::new(NO_MAX), x);
                         }
-                        // Masked keys are NO_MAX by now: only visible NaNs count.
-                        let seen = nan_run[(mi * 2 + r) as usize];
-                        nan_run[(mi * 2 + r) as usize] = select(x.is_nan(), 1.0f32, seen);
                         pair[c as usize] = x;
                     }
                     s_acc[at] = pair;
@@ -352,7 +345,10 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
                     #[unroll]
                     for c in 0..2u32 {
                         let x = pair[c as usize];
-                        let mut prob = select(x > MASKED_BELOW, (x - m_new).exp(), 0.0f32);
+                        // Written so that a NaN score (NaN in q, k or bias) gives a NaN
+                        // probability, which then reaches l, O and the LSE as in an unfused
+                        // attention; masked scores are a finite sentinel and give 0.
+                        let mut prob = select(x <= MASKED_BELOW, 0.0f32, (x - m_new).exp());
                         sum += prob;
                         if p.has_dropout {
                             let key = (start + (j * 8 + t * 2 + c) as i32) as u32;
@@ -421,22 +417,18 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
             l += plane_shuffle_xor(l, 1u32);
             l += plane_shuffle_xor(l, 2u32);
             let m = m_run[(mi * 2 + r) as usize];
-            // Any lane of the group may have seen the NaN.
-            let mut nan = nan_run[(mi * 2 + r) as usize];
-            nan = max(nan, plane_shuffle_xor(nan, 1u32));
-            nan = max(nan, plane_shuffle_xor(nan, 2u32));
-            let bad = nan > 0.0f32;
             if row < seq_q {
-                // A row with every key masked has l = 0: output 0 and LSE -inf.
-                let inv = select(l > 0.0f32, 1.0f32 / l, 0.0f32);
+                // A row with every key masked has l = 0: output 0 and LSE -inf. A NaN l
+                // (a NaN score) fails the test and stays NaN through both.
+                let inv = select(l == 0.0f32, 0.0f32, 1.0f32 / l);
                 let o_base = b as usize * out.stride(0)
                     + h as usize * out.stride(1)
                     + row as usize * out.stride(2);
                 #[unroll]
                 for i in 0..o_tiles {
                     let mut pair = o_acc[((mi * o_tiles + i) * 2 + r) as usize];
-                    pair[0] = select(bad, s.nan, pair[0] * inv);
-                    pair[1] = select(bad, s.nan, pair[1] * inv);
+                    pair[0] *= inv;
+                    pair[1] *= inv;
                     let col = (i * 8 + t * 2) as usize;
                     write_pair::<E, NO>(out, o_base + col, pair, p.out_vec);
                 }
@@ -444,8 +436,7 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
                     let at = b as usize * lse.stride(0)
                         + h as usize * lse.stride(1)
                         + row as usize * lse.stride(2);
-                    let value = select(l > 0.0f32, m + l.ln(), s.neg_inf);
-                    lse[at] = select(bad, s.nan, value);
+                    lse[at] = select(l == 0.0f32, s.neg_inf, m + l.ln());
                 }
             }
         }
