@@ -307,15 +307,7 @@ fn child_writer() {
         Some("spin") => {
             let cache = DiskCache::new(dir);
             for j in 0.. {
-                let key = CallKey::new("fake_op", 1, &inv(1_000_000 + j).signature().clone());
-                let entry = DiskEntry::tuned(
-                    &key,
-                    serde_yaml::to_value(BlockConfig { block: 64 }).unwrap(),
-                    1.0,
-                );
-                cache
-                    .put(&fingerprint(), "fake_op", 1, &key, entry)
-                    .unwrap();
+                put_block_64(&cache, 1_000_000 + j);
             }
             return;
         }
@@ -323,16 +315,21 @@ fn child_writer() {
     }
     let cache = DiskCache::new(dir);
     for j in 0..10 {
-        let key = CallKey::new("fake_op", 1, &inv(1000 * index + j).signature().clone());
-        let entry = DiskEntry::tuned(
-            &key,
-            serde_yaml::to_value(BlockConfig { block: 64 }).unwrap(),
-            1.0,
-        );
-        cache
-            .put(&fingerprint(), "fake_op", 1, &key, entry)
-            .unwrap();
+        put_block_64(&cache, 1000 * index + j);
     }
+}
+
+/// Commits block 64 for the key of `inv(len)`.
+fn put_block_64(cache: &DiskCache, len: usize) {
+    let key = CallKey::new("fake_op", 1, &inv(len).signature().clone());
+    let entry = DiskEntry::tuned(
+        &key,
+        serde_yaml::to_value(BlockConfig { block: 64 }).unwrap(),
+        1.0,
+    );
+    cache
+        .put(&fingerprint(), "fake_op", 1, &key, entry)
+        .unwrap();
 }
 
 #[test]
