@@ -115,3 +115,121 @@ pub fn attention_ref_rounded(
     }
     (out, lse)
 }
+
+/// Gradients of [`attention_ref`] for an output gradient `dout: [B, H, Sq, Dv]`.
+#[derive(Clone, Debug)]
+pub struct RefGrads {
+    /// `[B, H, Sq, D]`.
+    pub dq: Vec<f64>,
+    /// `[B, Hkv, Sk, D]`.
+    pub dk: Vec<f64>,
+    /// `[B, Hkv, Sk, Dv]`.
+    pub dv: Vec<f64>,
+    /// The score gradient `[B, H, Sq, Sk]` (the gradient of a full, unbroadcast bias).
+    pub dbias: Vec<f64>,
+}
+
+/// The backward of [`attention_ref`] by the chain rule on the definition, in f64:
+/// `dV = (P∘Z)ᵀ dO`, `dP = Z∘(dO Vᵀ)`, `dS = P∘(dP − rowsum(P∘dP))`, through the softcap's
+/// `tanh`, then `dQ = dS K · scale` and `dK = dSᵀ Q · scale` (summed over each GQA group).
+pub fn attention_bwd_ref(x: &RefInputs, o: &RefOptions, dout: &[f64]) -> RefGrads {
+    let (b, h, hkv, sq, sk, d, dv) = x.dims;
+    let scale = o.scale.unwrap_or(1.0 / (d as f64).sqrt());
+    let group = h / hkv;
+    let offset = sk as i64 - sq as i64;
+    let right = if o.causal { Some(0) } else { o.window.1 };
+    let left = o.window.0;
+    let mut g = RefGrads {
+        dq: vec![0.0; b * h * sq * d],
+        dk: vec![0.0; b * hkv * sk * d],
+        dv: vec![0.0; b * hkv * sk * dv],
+        dbias: vec![0.0; b * h * sq * sk],
+    };
+    for bi in 0..b {
+        for hi in 0..h {
+            let kh = hi / group;
+            let qrow = |i: usize| &x.q[((bi * h + hi) * sq + i) * d..][..d];
+            let krow = |j: usize| &x.k[((bi * hkv + kh) * sk + j) * d..][..d];
+            let vrow = |j: usize| &x.v[((bi * hkv + kh) * sk + j) * dv..][..dv];
+            for i in 0..sq {
+                let go = &dout[((bi * h + hi) * sq + i) * dv..][..dv];
+                // Scores (masked = None) and the softcap's tanh.
+                let mut scores = vec![None; sk];
+                for (j, score) in scores.iter_mut().enumerate() {
+                    let rel = j as i64 - (i as i64 + offset);
+                    if right.is_some_and(|r| rel > r as i64)
+                        || left.is_some_and(|l| rel < -(l as i64))
+                    {
+                        continue;
+                    }
+                    let raw: f64 =
+                        qrow(i).iter().zip(krow(j)).map(|(a, c)| a * c).sum::<f64>() * scale;
+                    let (mut s, t) = match o.softcap {
+                        Some(c) => {
+                            let t = (raw / c).tanh();
+                            (c * t, t)
+                        }
+                        None => (raw, 0.0),
+                    };
+                    if let Some(bias) = &x.bias {
+                        s += bias[((bi * h + hi) * sq + i) * sk + j];
+                    }
+                    if s != f64::NEG_INFINITY {
+                        *score = Some((s, t));
+                    }
+                }
+                let m = scores
+                    .iter()
+                    .flatten()
+                    .map(|s| s.0)
+                    .fold(f64::NEG_INFINITY, f64::max);
+                if m == f64::NEG_INFINITY {
+                    continue; // fully masked: no gradient
+                }
+                let sum: f64 = scores.iter().flatten().map(|s| (s.0 - m).exp()).sum();
+                let mut probs = vec![0.0; sk];
+                let mut dps = vec![0.0; sk];
+                let mut delta = 0.0;
+                for j in 0..sk {
+                    let Some((s, _)) = scores[j] else { continue };
+                    let p = (s - m).exp() / sum;
+                    let keep = match o.dropout {
+                        Some((drop, seed)) => {
+                            let bh = (bi * h + hi) as u32;
+                            if flint_kernels::attention::dropout::keep(
+                                seed, drop, bh, i as u32, j as u32,
+                            ) {
+                                1.0 / (1.0 - drop)
+                            } else {
+                                0.0
+                            }
+                        }
+                        None => 1.0,
+                    };
+                    let dp = keep * go.iter().zip(vrow(j)).map(|(a, c)| a * c).sum::<f64>();
+                    for (di, gd) in go.iter().enumerate() {
+                        g.dv[((bi * hkv + kh) * sk + j) * dv + di] += p * keep * gd;
+                    }
+                    probs[j] = p;
+                    dps[j] = dp;
+                    delta += p * dp;
+                }
+                for j in 0..sk {
+                    let Some((_, t)) = scores[j] else { continue };
+                    let ds = probs[j] * (dps[j] - delta);
+                    g.dbias[((bi * h + hi) * sq + i) * sk + j] = ds;
+                    let ds_raw = if o.softcap.is_some() {
+                        ds * (1.0 - t * t)
+                    } else {
+                        ds
+                    } * scale;
+                    for di in 0..d {
+                        g.dq[((bi * h + hi) * sq + i) * d + di] += ds_raw * krow(j)[di];
+                        g.dk[((bi * hkv + kh) * sk + j) * d + di] += ds_raw * qrow(i)[di];
+                    }
+                }
+            }
+        }
+    }
+    g
+}

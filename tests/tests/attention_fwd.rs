@@ -49,7 +49,7 @@ impl Case {
     }
 }
 
-fn options(o: &RefOptions, config: Option<AttentionFwdConfig>) -> AttentionOptions {
+pub(crate) fn options(o: &RefOptions, config: Option<AttentionFwdConfig>) -> AttentionOptions {
     let mut a = AttentionOptions::new()
         .with_causal(o.causal)
         .window(o.window.0, o.window.1);
@@ -68,11 +68,15 @@ fn options(o: &RefOptions, config: Option<AttentionFwdConfig>) -> AttentionOptio
     a
 }
 
-fn tensor<B: Backend>(values: &[f32], shape: [usize; 4], device: &B::Device) -> Tensor<B, 4> {
+pub(crate) fn tensor<B: Backend>(
+    values: &[f32],
+    shape: [usize; 4],
+    device: &B::Device,
+) -> Tensor<B, 4> {
     Tensor::from_data(TensorData::new(values.to_vec(), shape), device)
 }
 
-fn to_f64<B: Backend, const N: usize>(t: Tensor<B, N>) -> Vec<f64> {
+pub(crate) fn to_f64<B: Backend, const N: usize>(t: Tensor<B, N>) -> Vec<f64> {
     t.into_data()
         .convert::<f32>()
         .to_vec::<f32>()
@@ -82,7 +86,7 @@ fn to_f64<B: Backend, const N: usize>(t: Tensor<B, N>) -> Vec<f64> {
         .collect()
 }
 
-fn max_err(got: &[f64], want: &[f64]) -> f64 {
+pub(crate) fn max_err(got: &[f64], want: &[f64]) -> f64 {
     assert_eq!(got.len(), want.len());
     got.iter()
         .zip(want)
@@ -285,17 +289,17 @@ pub fn check_in<B: FlashAttentionBackend>(
 /// The GPU backend under test: CUDA when built with `--features cuda` (on the GPU
 /// machine), else wgpu over lavapipe.
 #[cfg(feature = "cuda")]
-type Gpu = burn::backend::Cuda;
+pub(crate) type Gpu = burn::backend::Cuda;
 #[cfg(not(feature = "cuda"))]
-type Gpu = burn::backend::Wgpu;
+pub(crate) type Gpu = burn::backend::Wgpu;
 
 #[cfg(feature = "cuda")]
-fn gpu() -> burn::backend::cuda::CudaDevice {
+pub(crate) fn gpu() -> burn::backend::cuda::CudaDevice {
     burn::backend::cuda::CudaDevice::default()
 }
 
 #[cfg(not(feature = "cuda"))]
-fn gpu() -> burn::backend::wgpu::WgpuDevice {
+pub(crate) fn gpu() -> burn::backend::wgpu::WgpuDevice {
     let _ = flint_tests::lavapipe(); // a clear message if the software device is missing
     burn::backend::wgpu::WgpuDevice::Cpu
 }

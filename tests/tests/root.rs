@@ -1,5 +1,6 @@
 //! Flint's integration tests: one binary, a module per area.
 
+mod attention_bwd;
 mod attention_fwd;
 mod manifest;
 mod tune_e2e;

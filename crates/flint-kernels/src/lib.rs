@@ -20,5 +20,9 @@ pub use timing::CubeclBenchmark;
 
 /// The contracts of every op this crate registers, for the manifest validator.
 pub fn op_specs() -> Vec<flint_tune::OpSpec> {
-    vec![scale::ScaleOp::spec(), attention::AttentionFwdOp::spec()]
+    vec![
+        scale::ScaleOp::spec(),
+        attention::AttentionFwdOp::spec(),
+        attention::AttentionBwdOp::spec(),
+    ]
 }

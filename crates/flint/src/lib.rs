@@ -24,12 +24,13 @@ mod attention;
 mod error;
 
 pub use attention::{
-    AttentionOptions, AttentionOutput, FlashAttentionBackend, attention, flash_attention,
-    flash_attention_full, flash_attention_with, try_flash_attention_full, try_flash_attention_with,
+    AttentionBwdInputs, AttentionGrads, AttentionOptions, AttentionOutput, FlashAttentionBackend,
+    attention, flash_attention, flash_attention_full, flash_attention_with,
+    try_flash_attention_full, try_flash_attention_with,
 };
 pub use error::AttentionError;
 pub use flint_kernels as kernels;
-pub use flint_kernels::attention::{AttentionFwdConfig, Variant};
+pub use flint_kernels::attention::{AttentionBwdConfig, AttentionFwdConfig, Variant};
 pub use flint_tune as tune;
 pub use flint_tune::{Overlay, OverlayGuard, Policy, Selector, overlay};
 

@@ -55,3 +55,35 @@ impl AttentionFwdConfig {
         self.block_q / (16 * MMA_PLANES)
     }
 }
+
+/// How the backward is launched. The dK/dV kernel runs one cube per `block_kv` keys and
+/// walks the queries `block_q` at a time; the dQ kernel runs one cube per `block_q` queries
+/// and walks the keys `block_kv` at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttentionBwdConfig {
+    /// The variant.
+    pub variant: Variant,
+    /// Query rows per tile (dK/dV) and per cube (dQ).
+    pub block_q: u32,
+    /// Keys per cube (dK/dV) and per tile (dQ).
+    pub block_kv: u32,
+}
+
+impl AttentionBwdConfig {
+    /// Shared memory per cube of the larger of the two kernels, all f32 in the portable
+    /// variant. dK/dV: the block's K and V, their gradient accumulators, a Q and dO tile and
+    /// the tile's LSE and delta. dQ: the block's Q, dO and dQ accumulator, a K and V tile.
+    pub fn smem_bytes(&self, head_dim: usize, val_dim: usize) -> usize {
+        let (bq, bkv) = (self.block_q as usize, self.block_kv as usize);
+        let (d, dv) = (head_dim, val_dim);
+        let dkdv = 2 * bkv * (d + dv) + bq * (d + dv) + 2 * bq;
+        let dq = bq * (2 * d + dv) + bkv * (d + dv);
+        4 * dkdv.max(dq)
+    }
+
+    /// The most units either kernel runs per cube.
+    pub fn units(&self) -> u32 {
+        self.block_q.max(self.block_kv)
+    }
+}

@@ -3,7 +3,7 @@
 use burn::tensor::backend::Backend;
 use burn::tensor::ops::FloatTensor;
 use burn::tensor::{Tensor, TensorPrimitive};
-use flint_kernels::attention::{AttentionFwdConfig, AttentionProblem};
+use flint_kernels::attention::{AttentionBwdConfig, AttentionFwdConfig, AttentionProblem};
 
 use super::reference;
 use crate::AttentionError;
@@ -53,6 +53,74 @@ pub trait FlashAttentionBackend: Backend {
         let _ = (problem, dtype, device);
         Ok(requested)
     }
+
+    /// Attention backward: the gradients of q, k, v (and of the bias when `want_dbias`) from
+    /// the forward's inputs, its output and LSE, and the output's gradient. With GQA, dK and
+    /// dV are summed over each query-head group; the bias gradient is reduced over the dims
+    /// the bias broadcasts.
+    ///
+    /// The provided method differentiates the reference composition with Burn's autodiff
+    /// (O(Sq·Sk) memory); CubeCL backends run the fused kernels.
+    ///
+    /// # Errors
+    /// When the kernel layer cannot run the call.
+    fn flash_attention_bwd(
+        inputs: AttentionBwdInputs<Self>,
+        problem: &AttentionProblem,
+        want_dbias: bool,
+        config: Option<AttentionBwdConfig>,
+    ) -> Result<AttentionGrads<Self>, AttentionError> {
+        let _ = config;
+        Ok(reference::backward::<Self>(inputs, problem, want_dbias))
+    }
+
+    /// Chooses the backward config ahead of a deferred launch, as
+    /// [`flash_attention_fwd_config`](Self::flash_attention_fwd_config) does for the forward.
+    ///
+    /// # Errors
+    /// When no config can run the problem on this device, or `requested` cannot.
+    fn flash_attention_bwd_config(
+        problem: &AttentionProblem,
+        dtype: burn::tensor::DType,
+        want_dbias: bool,
+        device: &Self::Device,
+        requested: Option<AttentionBwdConfig>,
+    ) -> Result<Option<AttentionBwdConfig>, AttentionError> {
+        let _ = (problem, dtype, want_dbias, device);
+        Ok(requested)
+    }
+}
+
+/// What the backward reads: the forward's inputs, output and LSE, and the output's gradient.
+#[derive(Clone, Debug)]
+pub struct AttentionBwdInputs<B: Backend> {
+    /// `q: [B, H, Sq, D]`.
+    pub q: FloatTensor<B>,
+    /// `k: [B, Hkv, Sk, D]`.
+    pub k: FloatTensor<B>,
+    /// `v: [B, Hkv, Sk, Dv]`.
+    pub v: FloatTensor<B>,
+    /// The forward's output `[B, H, Sq, Dv]`.
+    pub out: FloatTensor<B>,
+    /// The forward's log-sum-exp `[B, H, Sq]` (f32).
+    pub lse: FloatTensor<B>,
+    /// The gradient of the output, `[B, H, Sq, Dv]`.
+    pub dout: FloatTensor<B>,
+    /// The forward's additive bias (with any bool mask folded in as `-inf`).
+    pub bias: Option<FloatTensor<B>>,
+}
+
+/// Gradients of an attention call.
+#[derive(Clone, Debug)]
+pub struct AttentionGrads<B: Backend> {
+    /// `[B, H, Sq, D]`.
+    pub dq: FloatTensor<B>,
+    /// `[B, Hkv, Sk, D]`.
+    pub dk: FloatTensor<B>,
+    /// `[B, Hkv, Sk, Dv]`.
+    pub dv: FloatTensor<B>,
+    /// The bias gradient, in the bias's own (broadcast) shape, when asked for.
+    pub dbias: Option<FloatTensor<B>>,
 }
 
 impl<E, I, Q> FlashAttentionBackend for burn::backend::NdArray<E, I, Q>
@@ -66,10 +134,3 @@ where
 }
 
 impl FlashAttentionBackend for burn::backend::Flex {}
-
-/// Under autodiff the forward is, for now, the reference composition on autodiff tensors,
-/// so gradients flow through Burn's ops. The fused backward node replaces it.
-impl<B: FlashAttentionBackend, C: burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy>
-    FlashAttentionBackend for burn::backend::Autodiff<B, C>
-{
-}

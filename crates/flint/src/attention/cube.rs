@@ -6,12 +6,13 @@ use burn_cubecl::ops::numeric::{empty_device_contiguous_dtype, zeros_client};
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{BoolElement, CubeBackend, CubeRuntime, FloatElement, IntElement};
 use flint_kernels::attention::{
-    AttentionFwdArgs, AttentionFwdConfig, AttentionProblem, choose_attention_fwd,
-    launch_attention_fwd,
+    AttentionBwdArgs, AttentionBwdConfig, AttentionFwdArgs, AttentionFwdConfig, AttentionProblem,
+    choose_attention_bwd, choose_attention_fwd, launch_attention_bwd, launch_attention_fwd,
 };
 use flint_tune::Selector;
 
 use super::FlashAttentionBackend;
+use super::backend::{AttentionBwdInputs, AttentionGrads};
 use crate::AttentionError;
 
 fn selector() -> Result<&'static Selector, AttentionError> {
@@ -48,22 +49,7 @@ where
             [p.batch, p.heads, p.seq_q].into(),
             DType::F32,
         );
-        // The kernel reads the bias in f32; with none it still needs a bound tensor.
-        let bias: CubeTensor<R> = match bias {
-            Some(b) if b.dtype == DType::F32 => b,
-            Some(b) => Self::float_cast(b, burn::tensor::FloatDType::F32),
-            None => empty_device_contiguous_dtype(
-                client.clone(),
-                device.clone(),
-                [1, 1, 1, 1].into(),
-                DType::F32,
-            ),
-        };
-        let bias_strides = {
-            let (shape, strides) = (bias.meta.shape(), bias.meta.strides());
-            let stride = |i: usize| if shape[i] == 1 { 0 } else { strides[i] };
-            (stride(0), stride(1))
-        };
+        let (bias, bias_strides) = bias_f32::<R, F, I, BT>(bias, &q);
         launch_attention_fwd(
             &client,
             &device,
@@ -121,4 +107,202 @@ where
         )?;
         Ok(Some(choice.config))
     }
+
+    fn flash_attention_bwd(
+        inputs: AttentionBwdInputs<Self>,
+        problem: &AttentionProblem,
+        want_dbias: bool,
+        config: Option<AttentionBwdConfig>,
+    ) -> Result<AttentionGrads<Self>, AttentionError> {
+        let AttentionBwdInputs {
+            q,
+            k,
+            v,
+            out,
+            lse,
+            dout,
+            bias,
+        } = inputs;
+        let client = q.client.clone();
+        let device = q.device.clone();
+        let p = problem;
+        let dtype = q.dtype;
+        // Gradients arrive in the output's dtype; cast defensively so the kernel sees one.
+        let dout = if dout.dtype == dtype {
+            dout
+        } else {
+            Self::float_cast(dout, dtype.into())
+        };
+        let empty = |shape: [usize; 4], dtype| {
+            empty_device_contiguous_dtype(client.clone(), device.clone(), shape.into(), dtype)
+        };
+        let dq = empty([p.batch, p.heads, p.seq_q, p.head_dim], dtype);
+        let dk = empty([p.batch, p.kv_heads, p.seq_kv, p.head_dim], dtype);
+        let dv = empty([p.batch, p.kv_heads, p.seq_kv, p.val_dim], dtype);
+        let delta = empty_device_contiguous_dtype(
+            client.clone(),
+            device.clone(),
+            [p.batch, p.heads, p.seq_q].into(),
+            DType::F32,
+        );
+        // Scores the masks hide are never written: the score gradient starts at zero.
+        let dbias = if want_dbias {
+            zeros_client(
+                client.clone(),
+                device.clone(),
+                [p.batch, p.heads, p.seq_q, p.seq_kv].into(),
+                DType::F32,
+            )
+        } else {
+            empty([1, 1, 1, 1], DType::F32)
+        };
+        let bias_shape = bias.as_ref().map(|b| b.meta.shape().to_vec());
+        let bias_dtype = bias.as_ref().map(|b| b.dtype);
+        let (bias, bias_strides) = bias_f32::<R, F, I, BT>(bias, &q);
+        launch_attention_bwd(
+            &client,
+            &device,
+            selector()?,
+            problem,
+            dtype.into(),
+            want_dbias,
+            config,
+            || AttentionBwdArgs {
+                q: q.clone().into_tensor_arg(),
+                k: k.clone().into_tensor_arg(),
+                v: v.clone().into_tensor_arg(),
+                out: out.clone().into_tensor_arg(),
+                dout: dout.clone().into_tensor_arg(),
+                lse: lse.clone().into_tensor_arg(),
+                bias: bias.clone().into_tensor_arg(),
+                bias_strides,
+                delta: delta.clone().into_tensor_arg(),
+                dq: dq.clone().into_tensor_arg(),
+                dk: dk.clone().into_tensor_arg(),
+                dv: dv.clone().into_tensor_arg(),
+                dbias: dbias.clone().into_tensor_arg(),
+            },
+        )?;
+        let dbias = match (want_dbias, bias_shape) {
+            (true, Some(shape)) => {
+                // Sum over the dims the bias broadcasts (batch, heads), back to its dtype.
+                let mut g = dbias;
+                for (dim, &size) in shape.iter().enumerate().take(2) {
+                    if size == 1 && g.meta.shape()[dim] != 1 {
+                        g = Self::float_sum_dim(g, dim);
+                    }
+                }
+                Some(match bias_dtype {
+                    Some(dt) if dt != DType::F32 => Self::float_cast(g, dt.into()),
+                    _ => g,
+                })
+            }
+            _ => None,
+        };
+        Ok(AttentionGrads { dq, dk, dv, dbias })
+    }
+
+    fn flash_attention_bwd_config(
+        problem: &AttentionProblem,
+        dtype: DType,
+        want_dbias: bool,
+        device: &Self::Device,
+        requested: Option<AttentionBwdConfig>,
+    ) -> Result<Option<AttentionBwdConfig>, AttentionError> {
+        let client = R::client(device);
+        let p = problem;
+        // Scratch tensors of the call's shapes, made once and only when the selector
+        // benchmarks (a cache miss): zeros, so that timings see finite values.
+        let scratch = std::sync::OnceLock::new();
+        let make = || {
+            let zeros = |shape: &[usize], dtype| {
+                zeros_client(client.clone(), device.clone(), shape.into(), dtype)
+            };
+            let (b, h, hkv, sq, sk, d, dv) = (
+                p.batch, p.heads, p.kv_heads, p.seq_q, p.seq_kv, p.head_dim, p.val_dim,
+            );
+            let bias_shape = if p.has_bias {
+                [1, 1, sq, sk]
+            } else {
+                [1, 1, 1, 1]
+            };
+            let dbias_shape = if want_dbias {
+                [b, h, sq, sk]
+            } else {
+                [1, 1, 1, 1]
+            };
+            [
+                zeros(&[b, h, sq, d], dtype),
+                zeros(&[b, hkv, sk, d], dtype),
+                zeros(&[b, hkv, sk, dv], dtype),
+                zeros(&[b, h, sq, dv], dtype),
+                zeros(&[b, h, sq], DType::F32),
+                zeros(&bias_shape, DType::F32),
+                zeros(&[b, h, sq], DType::F32),
+                zeros(&[b, h, sq, d], dtype),
+                zeros(&[b, hkv, sk, d], dtype),
+                zeros(&[b, hkv, sk, dv], dtype),
+                zeros(&dbias_shape, DType::F32),
+            ]
+        };
+        let choice = choose_attention_bwd(
+            &client,
+            device,
+            selector()?,
+            problem,
+            dtype.into(),
+            want_dbias,
+            requested,
+            || {
+                let t: &[CubeTensor<R>; 11] = scratch.get_or_init(make);
+                let arg = |i: usize| t[i].clone().into_tensor_arg();
+                AttentionBwdArgs {
+                    q: arg(0),
+                    k: arg(1),
+                    v: arg(2),
+                    out: arg(3),
+                    dout: arg(3),
+                    lse: arg(4),
+                    bias: arg(5),
+                    bias_strides: (0, 0),
+                    delta: arg(6),
+                    dq: arg(7),
+                    dk: arg(8),
+                    dv: arg(9),
+                    dbias: arg(10),
+                }
+            },
+        )?;
+        Ok(Some(choice.config))
+    }
+}
+
+/// The bias as the kernels read it (f32; a 1-element placeholder when there is none) and its
+/// strides over batch and heads (0 where it broadcasts).
+fn bias_f32<R, F, I, BT>(
+    bias: Option<CubeTensor<R>>,
+    like: &CubeTensor<R>,
+) -> (CubeTensor<R>, (usize, usize))
+where
+    R: CubeRuntime,
+    F: FloatElement,
+    I: IntElement,
+    BT: BoolElement,
+{
+    let bias: CubeTensor<R> = match bias {
+        Some(b) if b.dtype == DType::F32 => b,
+        Some(b) => CubeBackend::<R, F, I, BT>::float_cast(b, burn::tensor::FloatDType::F32),
+        None => empty_device_contiguous_dtype(
+            like.client.clone(),
+            like.device.clone(),
+            [1, 1, 1, 1].into(),
+            DType::F32,
+        ),
+    };
+    let strides = {
+        let (shape, strides) = (bias.meta.shape(), bias.meta.strides());
+        let stride = |i: usize| if shape[i] == 1 { 0 } else { strides[i] };
+        (stride(0), stride(1))
+    };
+    (bias, strides)
 }

@@ -1,5 +1,6 @@
 //! Flash attention for Burn tensors.
 
+mod autodiff;
 mod backend;
 mod cube;
 mod fusion;
@@ -10,7 +11,7 @@ mod validate;
 use burn::tensor::ops::AttentionModuleOptions;
 use burn::tensor::{Bool, DType, Tensor, TensorPrimitive};
 
-pub use backend::FlashAttentionBackend;
+pub use backend::{AttentionBwdInputs, AttentionGrads, FlashAttentionBackend};
 pub use options::AttentionOptions;
 
 use crate::AttentionError;

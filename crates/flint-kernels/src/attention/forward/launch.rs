@@ -99,23 +99,7 @@ fn launch_with<R: Runtime>(
     let q_blocks = to_u32(problem.seq_q.div_ceil(c.block_q as usize), "query blocks")?;
     let bh = to_u32(problem.batch * problem.heads, "batch x heads")?;
     let (left, right) = problem.window;
-    let (p, seed) = problem.dropout.unwrap_or((0.0, 0));
-    let scalars = PortableScalarsLaunch::new(
-        problem.scale as f32,
-        problem.softcap.unwrap_or(1.0) as f32,
-        f32::NEG_INFINITY,
-        f32::NAN,
-        to_u32(left.unwrap_or(0).min(u32::MAX as usize / 4), "window left")?,
-        to_u32(
-            right.unwrap_or(0).min(u32::MAX as usize / 4),
-            "window right",
-        )?,
-        p as f32,
-        kernel_seed(seed),
-        to_u32(problem.heads / problem.kv_heads.max(1), "heads per kv head")?,
-        to_u32(args.bias_strides.0, "bias batch stride")?,
-        to_u32(args.bias_strides.1, "bias head stride")?,
-    );
+    let scalars = scalars::<R>(problem, args.bias_strides)?;
     let head_dim = to_u32(problem.head_dim, "head_dim")?;
     let val_dim = to_u32(problem.val_dim, "val_dim")?;
     match c.variant {
@@ -198,4 +182,31 @@ fn launch_with<R: Runtime>(
 /// dim: that dim contiguous and every other stride a multiple of `width`.
 fn vector_ok(strides: &[usize], width: usize) -> bool {
     strides.len() == 4 && strides[3] == 1 && strides[..3].iter().all(|s| s % width == 0)
+}
+
+/// The runtime scalars every attention kernel takes.
+pub(crate) fn scalars<R: Runtime>(
+    problem: &AttentionProblem,
+    bias_strides: (usize, usize),
+) -> Result<PortableScalarsLaunch<R>, String> {
+    let to_u32 =
+        |x: usize, what: &str| u32::try_from(x).map_err(|_| format!("{what} {x} exceeds u32"));
+    let (left, right) = problem.window;
+    let (p, seed) = problem.dropout.unwrap_or((0.0, 0));
+    Ok(PortableScalarsLaunch::new(
+        problem.scale as f32,
+        problem.softcap.unwrap_or(1.0) as f32,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        to_u32(left.unwrap_or(0).min(u32::MAX as usize / 4), "window left")?,
+        to_u32(
+            right.unwrap_or(0).min(u32::MAX as usize / 4),
+            "window right",
+        )?,
+        p as f32,
+        kernel_seed(seed),
+        to_u32(problem.heads / problem.kv_heads.max(1), "heads per kv head")?,
+        to_u32(bias_strides.0, "bias batch stride")?,
+        to_u32(bias_strides.1, "bias head stride")?,
+    ))
 }

@@ -4,11 +4,13 @@ mod launch;
 mod mma;
 mod portable;
 
+pub(crate) use launch::scalars;
 pub use launch::{AttentionFwdArgs, choose_attention_fwd, launch_attention_fwd};
+pub(crate) use portable::PortableScalars;
 
 /// Scores at or below this are masked. Real scores never get near it; a bias of `-inf`
 /// (how bool masks arrive) always does.
-const MASKED_BELOW: f32 = -1.0e38;
+pub(crate) const MASKED_BELOW: f32 = -1.0e38;
 /// The running maximum before any unmasked score (a finite stand-in for `-inf`, which WGSL
 /// cannot spell as a literal).
 const NO_MAX: f32 = -3.0e38;

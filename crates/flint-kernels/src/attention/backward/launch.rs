@@ -1,0 +1,192 @@
+//! Launching the backward: choose a config through the selector (autotuning on first use of
+//! a shape bucket), then run the three kernels.
+
+use cubecl::prelude::*;
+use flint_tune::{Choice, Invocation, Op, Selector};
+
+use super::portable::{BwdParams, attention_bwd_delta, attention_bwd_dkdv, attention_bwd_dq};
+use crate::attention::forward::scalars;
+use crate::attention::{AttentionBwdConfig, AttentionBwdOp, AttentionProblem, Variant};
+use crate::{CubeclBenchmark, DeviceLimits, KernelError, fingerprint};
+
+/// Units per cube of the delta kernel.
+const DELTA_UNITS: u32 = 64;
+
+/// The tensors of one backward launch. Any strides are honoured in the inputs; `delta` and
+/// `dbias` must be contiguous.
+pub struct AttentionBwdArgs<R: Runtime> {
+    /// `q: [B, H, Sq, D]`.
+    pub q: TensorArg<R>,
+    /// `k: [B, Hkv, Sk, D]`.
+    pub k: TensorArg<R>,
+    /// `v: [B, Hkv, Sk, Dv]`.
+    pub v: TensorArg<R>,
+    /// The forward's output `[B, H, Sq, Dv]`.
+    pub out: TensorArg<R>,
+    /// The output's gradient `[B, H, Sq, Dv]`.
+    pub dout: TensorArg<R>,
+    /// The forward's log-sum-exp `[B, H, Sq]`, f32.
+    pub lse: TensorArg<R>,
+    /// f32 additive bias as in the forward (any 1-element f32 tensor without one).
+    pub bias: TensorArg<R>,
+    /// Bias strides over batch and heads (0 where it broadcasts).
+    pub bias_strides: (usize, usize),
+    /// Scratch `[B, H, Sq]` f32 for `rowsum(dO ∘ O)`.
+    pub delta: TensorArg<R>,
+    /// `dq: [B, H, Sq, D]`, written.
+    pub dq: TensorArg<R>,
+    /// `dk: [B, Hkv, Sk, D]`, written.
+    pub dk: TensorArg<R>,
+    /// `dv: [B, Hkv, Sk, Dv]`, written.
+    pub dv: TensorArg<R>,
+    /// The score gradient `[B, H, Sq, Sk]` f32, zero-initialised, written where visible when
+    /// the bias gradient is wanted (any 1-element f32 tensor otherwise).
+    pub dbias: TensorArg<R>,
+}
+
+/// Runs the backward of `problem`. `args` makes fresh launch arguments; it is called once per
+/// kernel of every benchmark run and of the final launch. `dtype` is the element type of
+/// q, k, v, out and their gradients; `dbias` asks for the score gradient; `config`
+/// overrides the selector.
+///
+/// # Errors
+/// [`KernelError::Tune`] when no config can run the problem on this device,
+/// [`KernelError::Launch`] when a launch fails.
+#[allow(clippy::too_many_arguments)]
+pub fn launch_attention_bwd<R: Runtime>(
+    client: &ComputeClient<R>,
+    device: &R::Device,
+    selector: &Selector,
+    problem: &AttentionProblem,
+    dtype: StorageType,
+    dbias: bool,
+    config: Option<AttentionBwdConfig>,
+    args: impl Fn() -> AttentionBwdArgs<R> + Send + Sync,
+) -> Result<Choice<AttentionBwdConfig>, KernelError> {
+    let choice = choose_attention_bwd(
+        client, device, selector, problem, dtype, dbias, config, &args,
+    )?;
+    launch_with(client, problem, dtype, dbias, &choice.config, &args).map_err(|reason| {
+        KernelError::Launch {
+            kernel: "attention_bwd",
+            reason,
+        }
+    })?;
+    Ok(choice)
+}
+
+/// Chooses the backward config of `problem` without launching it; on a cache miss the
+/// candidates are benchmarked on the tensors `args` makes (scratch tensors will do).
+///
+/// # Errors
+/// [`KernelError::Tune`] when no config can run the problem on this device.
+#[allow(clippy::too_many_arguments)]
+pub fn choose_attention_bwd<R: Runtime>(
+    client: &ComputeClient<R>,
+    device: &R::Device,
+    selector: &Selector,
+    problem: &AttentionProblem,
+    dtype: StorageType,
+    dbias: bool,
+    config: Option<AttentionBwdConfig>,
+    args: impl Fn() -> AttentionBwdArgs<R> + Send + Sync,
+) -> Result<Choice<AttentionBwdConfig>, KernelError> {
+    let op = AttentionBwdOp::new(DeviceLimits::of(client));
+    let mut inv = Invocation::new(
+        op.id(),
+        problem.signature().with("dbias", dbias),
+        fingerprint::<R>(client, device),
+    );
+    if let Some(config) = config {
+        inv = inv.with_override(config);
+    }
+    let mut bench = CubeclBenchmark::new(client, "attention_bwd", |c: &AttentionBwdConfig| {
+        launch_with(client, problem, dtype, dbias, c, &args)
+    });
+    Ok(selector.choose(&op, &inv, Some(&mut bench))?)
+}
+
+fn launch_with<R: Runtime>(
+    client: &ComputeClient<R>,
+    problem: &AttentionProblem,
+    dtype: StorageType,
+    dbias: bool,
+    c: &AttentionBwdConfig,
+    args: &dyn Fn() -> AttentionBwdArgs<R>,
+) -> Result<(), String> {
+    let to_u32 =
+        |x: usize, what: &str| u32::try_from(x).map_err(|_| format!("{what} {x} exceeds u32"));
+    let bh = to_u32(problem.batch * problem.heads, "batch x heads")?;
+    let bhkv = to_u32(problem.batch * problem.kv_heads, "batch x kv heads")?;
+    let q_rows = to_u32(problem.seq_q, "seq_q")?;
+    let (left, right) = problem.window;
+    let params = BwdParams {
+        block_q: c.block_q,
+        block_kv: c.block_kv,
+        head_dim: to_u32(problem.head_dim, "head_dim")?,
+        val_dim: to_u32(problem.val_dim, "val_dim")?,
+        has_left: left.is_some(),
+        has_right: right.is_some(),
+        has_bias: problem.has_bias,
+        has_dbias: dbias,
+        has_softcap: problem.softcap.is_some(),
+        has_dropout: problem.dropout.is_some(),
+    };
+    match c.variant {
+        Variant::Portable => {
+            let a = args();
+            attention_bwd_delta::launch::<R>(
+                client,
+                CubeCount::Static(q_rows.div_ceil(DELTA_UNITS), bh, 1),
+                CubeDim::new_1d(DELTA_UNITS),
+                a.out,
+                a.dout,
+                a.delta,
+                DELTA_UNITS,
+                dtype,
+            );
+            let a = args();
+            attention_bwd_dkdv::launch::<R>(
+                client,
+                CubeCount::Static(
+                    to_u32(problem.seq_kv.div_ceil(c.block_kv as usize), "key blocks")?,
+                    bhkv,
+                    1,
+                ),
+                CubeDim::new_1d(c.block_kv),
+                a.q,
+                a.k,
+                a.v,
+                a.dout,
+                a.lse,
+                a.delta,
+                a.bias,
+                a.dk,
+                a.dv,
+                a.dbias,
+                scalars::<R>(problem, a.bias_strides)?,
+                params,
+                dtype,
+            );
+            let a = args();
+            attention_bwd_dq::launch::<R>(
+                client,
+                CubeCount::Static(q_rows.div_ceil(c.block_q), bh, 1),
+                CubeDim::new_1d(c.block_q),
+                a.q,
+                a.k,
+                a.v,
+                a.dout,
+                a.lse,
+                a.delta,
+                a.bias,
+                a.dq,
+                scalars::<R>(problem, a.bias_strides)?,
+                params,
+                dtype,
+            );
+        }
+        Variant::Mma => return Err("the backward has no MMA variant yet".to_string()),
+    }
+    Ok(())
+}

@@ -1,0 +1,6 @@
+//! The backward pass: kernels and the launcher that picks a config through the selector.
+
+mod launch;
+mod portable;
+
+pub use launch::{AttentionBwdArgs, choose_attention_bwd, launch_attention_bwd};

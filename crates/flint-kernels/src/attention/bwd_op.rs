@@ -1,0 +1,141 @@
+//! The `attention_bwd` op: configs, heuristic, candidates, key and contract.
+
+use std::collections::BTreeMap;
+
+use flint_tune::{CallKey, Invocation, Op, OpSpec};
+
+use crate::DeviceLimits;
+use crate::attention::{AttentionBwdConfig, SUPPORTED_HEAD_DIMS, Variant};
+
+/// The attention backward (dQ, dK, dV and optionally the bias gradient) on one device.
+pub struct AttentionBwdOp {
+    limits: DeviceLimits,
+}
+
+impl AttentionBwdOp {
+    /// The op for a device with `limits`.
+    pub fn new(limits: DeviceLimits) -> Self {
+        Self { limits }
+    }
+
+    /// The contract checked against `manifest/attention.yaml`.
+    pub fn spec() -> OpSpec {
+        OpSpec {
+            id: "attention_bwd",
+            params: &[
+                ("causal", "bool"),
+                ("scale", "f64?"),
+                ("softcap", "f64?"),
+                ("window", "(u64?, u64?)"),
+                ("dropout", "f64"),
+                ("seed", "u64"),
+            ],
+            accepts_dtype: |d| matches!(d, "f32" | "f16" | "bf16"),
+            output_shapes: |dims| {
+                let get = |k: &str| {
+                    dims.get(k)
+                        .copied()
+                        .ok_or(format!("missing dimension `{k}`"))
+                };
+                let (b, h, hkv, sq, sk, d) = (
+                    get("B")?,
+                    get("H")?,
+                    get("Hkv")?,
+                    get("Sq")?,
+                    get("Sk")?,
+                    get("D")?,
+                );
+                let dv = dims.get("Dv").copied().unwrap_or(d);
+                Ok(BTreeMap::from([
+                    ("dq".to_string(), vec![b, h, sq, d]),
+                    ("dk".to_string(), vec![b, hkv, sk, d]),
+                    ("dv".to_string(), vec![b, hkv, sk, dv]),
+                ]))
+            },
+        }
+    }
+
+    fn configs(pairs: &[(u32, u32)]) -> Vec<AttentionBwdConfig> {
+        pairs
+            .iter()
+            .map(|&(block_q, block_kv)| AttentionBwdConfig {
+                variant: Variant::Portable,
+                block_q,
+                block_kv,
+            })
+            .collect()
+    }
+}
+
+impl Op for AttentionBwdOp {
+    type Config = AttentionBwdConfig;
+
+    fn id(&self) -> &'static str {
+        "attention_bwd"
+    }
+
+    fn version(&self) -> u32 {
+        1
+    }
+
+    fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {
+        Self::configs(&[(16, 16), (16, 8), (8, 16), (8, 8), (4, 8), (4, 4), (2, 2)])
+            .into_iter()
+            .find(|c| self.check(inv, c).is_ok())
+            .ok_or_else(|| "no tile fits this device's shared memory".to_string())
+    }
+
+    fn candidates(&self, inv: &Invocation) -> Vec<AttentionBwdConfig> {
+        // Small on purpose: first-use tuning compiles three kernels per candidate.
+        Self::configs(&[(16, 16), (32, 16), (16, 32), (8, 8)])
+            .into_iter()
+            .filter(|c| self.check(inv, c).is_ok())
+            .collect()
+    }
+
+    fn key(&self, inv: &Invocation) -> CallKey {
+        let sig = inv
+            .signature()
+            .clone()
+            .bucket_pow2("seq_q")
+            .bucket_pow2("seq_kv")
+            .bucket_pow2("batch");
+        CallKey::new(self.id(), self.version(), &sig)
+    }
+
+    fn check(&self, inv: &Invocation, c: &AttentionBwdConfig) -> Result<(), String> {
+        let sig = inv.signature();
+        let (d, dv) = (sig.size("head_dim")?, sig.size("val_dim")?);
+        for (name, x) in [("head_dim", d), ("val_dim", dv)] {
+            if !SUPPORTED_HEAD_DIMS.contains(&x) {
+                return Err(format!("{name} {x} is not one of {SUPPORTED_HEAD_DIMS:?}"));
+            }
+        }
+        if c.variant != Variant::Portable {
+            return Err(format!(
+                "the backward has no {:?} variant (only portable)",
+                c.variant
+            ));
+        }
+        for (name, x) in [("block_q", c.block_q), ("block_kv", c.block_kv)] {
+            if !(x.is_power_of_two() && (1..=64).contains(&x)) {
+                return Err(format!("{name} {x} is not a power of two in 1..=64"));
+            }
+        }
+        if c.units() > self.limits.max_units_per_cube {
+            return Err(format!(
+                "{} units exceed the device's {} per cube",
+                c.units(),
+                self.limits.max_units_per_cube
+            ));
+        }
+        let smem = c.smem_bytes(d, dv);
+        if smem > self.limits.shared_memory {
+            return Err(format!(
+                "needs {smem} bytes of shared memory, the device has {}",
+                self.limits.shared_memory
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,390 @@
+//! Attention backward: gradients through `Autodiff<B>` against the f64 reference, on NdArray
+//! (the reference composition, differentiated by Burn) and on wgpu over lavapipe (the fused
+//! CubeCL backward through Burn's default fusion type), plus finite differences and a
+//! property test.
+//!
+//! Tolerance is the FlashAttention-2 criterion: flint's error may be at most twice the error
+//! of autodiff through Burn's own `attention_fallback` in f32, plus a small epsilon. Where
+//! Burn cannot express a feature (window, dropout), a fixed f32 bound is used.
+
+use burn::backend::{Autodiff, NdArray};
+use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::module::attention_fallback;
+use burn::tensor::ops::AttentionModuleOptions;
+use burn::tensor::{Bool, Tensor, TensorData};
+use flint::FlashAttentionBackend;
+use flint_tests::random_f32;
+use flint_tests::reference::{RefGrads, RefInputs, attention_bwd_ref};
+use proptest::prelude::*;
+
+use crate::attention_fwd::{Case, gpu, max_err, options, tensor, to_f64};
+
+/// The inputs of one case as f32 values, and the reference's view of them.
+struct Inputs {
+    q: Vec<f32>,
+    k: Vec<f32>,
+    v: Vec<f32>,
+    dout: Vec<f32>,
+    bias: Option<(Vec<f32>, [usize; 4])>,
+    mask: Option<Vec<bool>>,
+    reference: RefInputs,
+}
+
+fn inputs(case: &Case, seed: u64) -> Inputs {
+    let Case {
+        b,
+        h,
+        hkv,
+        sq,
+        sk,
+        d,
+        dv,
+        ..
+    } = *case;
+    let q = random_f32(b * h * sq * d, seed);
+    let k = random_f32(b * hkv * sk * d, seed + 1);
+    let v = random_f32(b * hkv * sk * dv, seed + 2);
+    let dout = random_f32(b * h * sq * dv, seed + 5);
+    let bias = case.bias.map(|(pb, ph)| {
+        let shape = [if pb { b } else { 1 }, if ph { h } else { 1 }, sq, sk];
+        (random_f32(shape.iter().product(), seed + 3), shape)
+    });
+    let mask: Option<Vec<bool>> = case.mask.then(|| {
+        let r = random_f32(b * sq * sk, seed + 4);
+        (0..b * sq * sk)
+            .map(|i| r[i] > 1.0 || (i / sk == 0)) // ~25% masked, and row 0 of batch 0 fully
+            .collect()
+    });
+    let full_bias = (bias.is_some() || mask.is_some()).then(|| {
+        let mut out = vec![0.0f64; b * h * sq * sk];
+        for bi in 0..b {
+            for hi in 0..h {
+                for i in 0..sq {
+                    for j in 0..sk {
+                        let at = ((bi * h + hi) * sq + i) * sk + j;
+                        if let Some((x, [bb, bh, _, _])) = &bias {
+                            out[at] += f64::from(x[(((bi % bb) * bh + hi % bh) * sq + i) * sk + j]);
+                        }
+                        if mask.as_ref().is_some_and(|m| m[(bi * sq + i) * sk + j]) {
+                            out[at] = f64::NEG_INFINITY;
+                        }
+                    }
+                }
+            }
+        }
+        out
+    });
+    let to64 = |x: &[f32]| x.iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
+    let reference = RefInputs {
+        q: to64(&q),
+        k: to64(&k),
+        v: to64(&v),
+        dims: (b, h, hkv, sq, sk, d, dv),
+        bias: full_bias,
+    };
+    Inputs {
+        q,
+        k,
+        v,
+        dout,
+        bias,
+        mask,
+        reference,
+    }
+}
+
+/// `dq, dk, dv` and the bias gradient (in the bias's shape) of `sum(out ∘ dout)`.
+type Grads = (Vec<f64>, Vec<f64>, Vec<f64>, Option<Vec<f64>>);
+
+/// Runs the forward through `attend` under autodiff on `B` and returns the gradients.
+fn grads_of<B: AutodiffBackend>(
+    case: &Case,
+    x: &Inputs,
+    device: &B::Device,
+    attend: impl Fn(
+        Tensor<B, 4>,
+        Tensor<B, 4>,
+        Tensor<B, 4>,
+        Option<Tensor<B, 4, Bool>>,
+        Option<Tensor<B, 4>>,
+    ) -> Tensor<B, 4>,
+) -> Grads {
+    let Case {
+        b,
+        h,
+        hkv,
+        sq,
+        sk,
+        d,
+        dv,
+        ..
+    } = *case;
+    let q = tensor::<B>(&x.q, [b, h, sq, d], device).require_grad();
+    let k = tensor::<B>(&x.k, [b, hkv, sk, d], device).require_grad();
+    let v = tensor::<B>(&x.v, [b, hkv, sk, dv], device).require_grad();
+    let bias = x
+        .bias
+        .as_ref()
+        .map(|(values, shape)| tensor::<B>(values, *shape, device).require_grad());
+    let mask = x.mask.as_ref().map(|m| {
+        Tensor::<B, 4, Bool>::from_data(TensorData::new(m.clone(), [b, 1, sq, sk]), device)
+    });
+    let dout = tensor::<B>(&x.dout, [b, h, sq, dv], device);
+    let out = attend(q.clone(), k.clone(), v.clone(), mask, bias.clone());
+    let grads = (out * dout).sum().backward();
+    let grad = |t: &Tensor<B, 4>| to_f64(t.grad(&grads).expect("a gradient for a tracked input"));
+    (grad(&q), grad(&k), grad(&v), bias.as_ref().map(grad))
+}
+
+/// The reference's bias gradient summed over the dims the bias broadcasts.
+fn reduce_dbias(g: &RefGrads, case: &Case, shape: [usize; 4]) -> Vec<f64> {
+    let Case { b, h, sq, sk, .. } = *case;
+    let [bb, bh, _, _] = shape;
+    let mut out = vec![0.0; bb * bh * sq * sk];
+    for bi in 0..b {
+        for hi in 0..h {
+            for ij in 0..sq * sk {
+                out[((bi % bb) * bh + hi % bh) * sq * sk + ij] +=
+                    g.dbias[(bi * h + hi) * sq * sk + ij];
+            }
+        }
+    }
+    out
+}
+
+/// Autodiff through Burn's `attention_fallback` on NdArray in f32 (k and v expanded over each
+/// group), or `None` where Burn cannot express the case.
+fn burn_grads(case: &Case, x: &Inputs) -> Option<Grads> {
+    if case.opts.window != (None, None) || case.opts.dropout.is_some() {
+        return None;
+    }
+    let Case {
+        b, h, hkv, sq, sk, ..
+    } = *case;
+    let group = h / hkv;
+    let opts = AttentionModuleOptions {
+        scale: case.opts.scale,
+        softcap: case.opts.softcap,
+        is_causal: case.opts.causal,
+    };
+    type A = Autodiff<NdArray>;
+    Some(grads_of::<A>(
+        case,
+        x,
+        &Default::default(),
+        |q, k, v, mask, bias| {
+            let expand = |t: Tensor<A, 4>| {
+                let dd = t.dims()[3];
+                t.unsqueeze_dim::<5>(2)
+                    .expand([b, hkv, group, sk, dd])
+                    .reshape([b, h, sk, dd])
+            };
+            attention_fallback(
+                q,
+                expand(k),
+                expand(v),
+                mask.map(|m| m.expand([b, h, sq, sk])),
+                bias.map(|x| x.expand([b, h, sq, sk])),
+                opts,
+            )
+        },
+    ))
+}
+
+/// One gradient: its name, the reference, flint's and Burn's.
+type Compared<'a> = (
+    &'a str,
+    &'a [f64],
+    Option<&'a Vec<f64>>,
+    Option<&'a Vec<f64>>,
+);
+
+/// Checks flint's gradients on `B` against the f64 reference for one case.
+pub fn check_bwd<B: AutodiffBackend + FlashAttentionBackend>(
+    case: &Case,
+    device: &B::Device,
+    seed: u64,
+) {
+    let x = inputs(case, seed);
+    let dout64: Vec<f64> = x.dout.iter().map(|&v| f64::from(v)).collect();
+    let want = attention_bwd_ref(&x.reference, &case.opts, &dout64);
+    let want_dbias = x.bias.as_ref().map(|(_, s)| reduce_dbias(&want, case, *s));
+    let got = grads_of::<B>(case, &x, device, |q, k, v, mask, bias| {
+        flint::try_flash_attention_full(q, k, v, mask, bias, options(&case.opts, None))
+            .unwrap_or_else(|e| panic!("{case:?}: {e}"))
+            .out
+    });
+    let burn = burn_grads(case, &x);
+    let named: [Compared; 4] = [
+        ("dq", &want.dq, Some(&got.0), burn.as_ref().map(|g| &g.0)),
+        ("dk", &want.dk, Some(&got.1), burn.as_ref().map(|g| &g.1)),
+        ("dv", &want.dv, Some(&got.2), burn.as_ref().map(|g| &g.2)),
+        (
+            "dbias",
+            want_dbias.as_deref().unwrap_or(&[]),
+            got.3.as_ref(),
+            burn.as_ref().and_then(|g| g.3.as_ref()),
+        ),
+    ];
+    // dV is P·dO: never all zero unless every row is masked, so the check is never vacuous
+    // (dQ and dK legitimately vanish with a single visible key).
+    assert!(
+        want.dv.iter().any(|w| w.abs() > 1e-3),
+        "{case:?}: the reference dv is all near zero, the check would be vacuous"
+    );
+    for (name, want, got, burn) in named {
+        let Some(got) = got else { continue };
+        let magnitude = want.iter().fold(1.0f64, |m, w| m.max(w.abs()));
+        let burn_err = burn.map(|g| max_err(g, want)).filter(|e| e.is_finite());
+        let tol = burn_err.map_or(2e-4 * magnitude, |e| 2.0 * e + 1e-5 * magnitude);
+        let err = max_err(got, want);
+        assert!(
+            err <= tol,
+            "{case:?}: {name} error {err:e} > {tol:e} (Burn's autodiff fallback: {burn_err:?}, magnitude {magnitude:e})"
+        );
+    }
+}
+
+fn cases() -> Vec<(&'static str, Case)> {
+    let mut v = vec![("plain", Case::new(1, 2, 2, 17, 19, 32))];
+    let mut c = Case::new(2, 4, 1, 9, 33, 64);
+    c.opts.causal = true;
+    v.push(("gqa4 causal sq<sk", c));
+    let mut c = Case::new(1, 4, 2, 24, 13, 32);
+    c.opts.causal = true;
+    v.push(("gqa2 causal sq>sk (fully masked rows)", c));
+    let mut c = Case::new(1, 2, 2, 37, 37, 32);
+    c.opts.window = (Some(5), Some(3));
+    v.push(("window", c));
+    let mut c = Case::new(1, 2, 2, 20, 31, 96);
+    c.opts.softcap = Some(2.0);
+    c.opts.scale = Some(0.3);
+    v.push(("softcap scale d96", c));
+    let mut c = Case::new(2, 2, 1, 16, 21, 32);
+    c.bias = Some((false, true));
+    c.mask = true;
+    v.push(("mask and head-broadcast bias (dbias)", c));
+    let mut c = Case::new(2, 2, 2, 11, 14, 32);
+    c.bias = Some((true, true));
+    v.push(("full bias (dbias)", c));
+    let mut c = Case::new(1, 2, 2, 8, 40, 128);
+    c.dv = 64;
+    v.push(("dv != d, d128", c));
+    let mut c = Case::new(1, 2, 2, 19, 23, 32);
+    c.opts.dropout = Some((0.2, 1234));
+    v.push(("dropout", c));
+    v.push(("single query", Case::new(1, 2, 2, 1, 50, 64)));
+    v.push(("single key", Case::new(1, 2, 2, 5, 1, 32)));
+    v
+}
+
+#[test]
+fn gradients_match_reference_on_ndarray() {
+    for (name, case) in cases() {
+        eprintln!("ndarray: {name}");
+        check_bwd::<Autodiff<NdArray>>(&case, &Default::default(), 21);
+    }
+}
+
+#[test]
+fn gradients_match_reference_on_gpu() {
+    let started = std::time::Instant::now();
+    let device = gpu();
+    for (name, case) in cases() {
+        eprintln!("gpu: {name} at {:?}", started.elapsed());
+        check_bwd::<Autodiff<crate::attention_fwd::Gpu>>(&case, &device, 21);
+    }
+}
+
+#[test]
+fn head_dim_256_gradients_on_gpu() {
+    check_bwd::<Autodiff<crate::attention_fwd::Gpu>>(&Case::new(1, 1, 1, 9, 10, 256), &gpu(), 3);
+}
+
+/// Central finite differences of `sum(out ∘ dout)` through the fused forward agree with the
+/// fused backward's gradient, coordinate by coordinate, at a tiny size with causal masking,
+/// softcap and a bias.
+#[test]
+fn gradients_match_finite_differences_on_gpu() {
+    type G = Autodiff<crate::attention_fwd::Gpu>;
+    let device = gpu();
+    let mut case = Case::new(1, 2, 1, 5, 7, 32);
+    case.opts.causal = true;
+    case.opts.softcap = Some(3.0);
+    case.bias = Some((true, true));
+    let x = inputs(&case, 31);
+    let run = |q: &[f32], k: &[f32], v: &[f32], bias: &[f32]| -> f64 {
+        let t = |vals: &[f32], s| tensor::<G>(vals, s, &device);
+        let out = flint::flash_attention_full(
+            t(q, [1, 2, 5, 32]),
+            t(k, [1, 1, 7, 32]),
+            t(v, [1, 1, 7, 32]),
+            None,
+            Some(t(bias, [1, 2, 5, 7])),
+            options(&case.opts, None),
+        )
+        .out;
+        let dout = t(&x.dout, [1, 2, 5, 32]);
+        f64::from((out * dout).sum().into_scalar())
+    };
+    let (dq, dk, dv, dbias) = grads_of::<G>(&case, &x, &device, |q, k, v, mask, bias| {
+        flint::flash_attention_full(q, k, v, mask, bias, options(&case.opts, None)).out
+    });
+    let dbias = dbias.expect("the bias is tracked");
+    let bias0 = x.bias.as_ref().map(|b| b.0.clone()).expect("a bias");
+    let step = 1e-2f32;
+    let mut checked = 0;
+    // (which input, index): spread over every input, including masked-out scores.
+    let coords = [
+        (0, 0),
+        (0, 45),
+        (0, 200),
+        (1, 3),
+        (1, 150),
+        (2, 7),
+        (2, 190),
+        (3, 0),
+        (3, 6),
+        (3, 40),
+    ];
+    for (which, at) in coords {
+        let mut ins = [x.q.clone(), x.k.clone(), x.v.clone(), bias0.clone()];
+        ins[which][at] += step;
+        let plus = run(&ins[0], &ins[1], &ins[2], &ins[3]);
+        ins[which][at] -= 2.0 * step;
+        let minus = run(&ins[0], &ins[1], &ins[2], &ins[3]);
+        let numeric = (plus - minus) / (2.0 * f64::from(step));
+        let analytic = [&dq, &dk, &dv, &dbias][which][at];
+        let err = (numeric - analytic).abs();
+        assert!(
+            err <= 2e-2 * (1.0 + analytic.abs()),
+            "input {which} index {at}: finite difference {numeric} vs gradient {analytic}"
+        );
+        checked += 1;
+    }
+    assert_eq!(checked, coords.len());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 6, ..ProptestConfig::default() })]
+
+    /// Random shapes and options: the fused backward on lavapipe matches the f64 reference.
+    #[test]
+    fn random_problems_match_reference_on_gpu(
+        b in 1usize..3,
+        group in prop::sample::select(vec![1usize, 2]),
+        hkv in 1usize..3,
+        sq in 1usize..24,
+        sk in 1usize..24,
+        causal in any::<bool>(),
+        softcap in prop::option::of(1.0f64..5.0),
+        left in prop::option::of(0usize..8),
+        seed in 0u64..1000,
+    ) {
+        let mut case = Case::new(b, group * hkv, hkv, sq, sk, 32);
+        case.opts.causal = causal;
+        case.opts.softcap = softcap;
+        case.opts.window = (left, None);
+        check_bwd::<Autodiff<crate::attention_fwd::Gpu>>(&case, &gpu(), seed);
+    }
+}
