@@ -11,3 +11,5 @@ pub fn init_logging() {
         .format_timestamp(None)
         .try_init();
 }
+
+pub mod tiny_transformer;
