@@ -133,6 +133,18 @@ pub struct RefGrads {
 /// `dV = (P∘Z)ᵀ dO`, `dP = Z∘(dO Vᵀ)`, `dS = P∘(dP − rowsum(P∘dP))`, through the softcap's
 /// `tanh`, then `dQ = dS K · scale` and `dK = dSᵀ Q · scale` (summed over each GQA group).
 pub fn attention_bwd_ref(x: &RefInputs, o: &RefOptions, dout: &[f64]) -> RefGrads {
+    attention_bwd_ref_rounded(x, o, dout, &|v| v)
+}
+
+/// [`attention_bwd_ref`] as an unfused low-precision backward runs it: the scores, the
+/// probabilities, dP, dS and the resulting gradients are each rounded by `round`. Its error
+/// against [`attention_bwd_ref`] is the baseline of the FlashAttention-2 criterion.
+pub fn attention_bwd_ref_rounded(
+    x: &RefInputs,
+    o: &RefOptions,
+    dout: &[f64],
+    round: &dyn Fn(f64) -> f64,
+) -> RefGrads {
     let (b, h, hkv, sq, sk, d, dv) = x.dims;
     let scale = o.scale.unwrap_or(1.0 / (d as f64).sqrt());
     let group = h / hkv;
@@ -192,7 +204,7 @@ pub fn attention_bwd_ref(x: &RefInputs, o: &RefOptions, dout: &[f64]) -> RefGrad
                 let mut delta = 0.0;
                 for j in 0..sk {
                     let Some((s, _)) = scores[j] else { continue };
-                    let p = (s - m).exp() / sum;
+                    let p = round((s - m).exp() / sum);
                     let keep = match o.dropout {
                         Some((drop, seed)) => {
                             let bh = (bi * h + hi) as u32;
@@ -206,7 +218,7 @@ pub fn attention_bwd_ref(x: &RefInputs, o: &RefOptions, dout: &[f64]) -> RefGrad
                         }
                         None => 1.0,
                     };
-                    let dp = keep * go.iter().zip(vrow(j)).map(|(a, c)| a * c).sum::<f64>();
+                    let dp = keep * round(go.iter().zip(vrow(j)).map(|(a, c)| a * c).sum::<f64>());
                     for (di, gd) in go.iter().enumerate() {
                         g.dv[((bi * hkv + kh) * sk + j) * dv + di] += p * keep * gd;
                     }
@@ -216,7 +228,7 @@ pub fn attention_bwd_ref(x: &RefInputs, o: &RefOptions, dout: &[f64]) -> RefGrad
                 }
                 for j in 0..sk {
                     let Some((_, t)) = scores[j] else { continue };
-                    let ds = probs[j] * (dps[j] - delta);
+                    let ds = round(probs[j] * (dps[j] - delta));
                     g.dbias[((bi * h + hi) * sq + i) * sk + j] = ds;
                     let ds_raw = if o.softcap.is_some() {
                         ds * (1.0 - t * t)
@@ -230,6 +242,9 @@ pub fn attention_bwd_ref(x: &RefInputs, o: &RefOptions, dout: &[f64]) -> RefGrad
                 }
             }
         }
+    }
+    for v in [&mut g.dq, &mut g.dk, &mut g.dv, &mut g.dbias] {
+        v.iter_mut().for_each(|x| *x = round(*x));
     }
     g
 }

@@ -11,10 +11,10 @@ use burn::backend::{Autodiff, NdArray};
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::module::attention_fallback;
 use burn::tensor::ops::AttentionModuleOptions;
-use burn::tensor::{Bool, Tensor, TensorData};
+use burn::tensor::{Bool, FloatDType, Tensor, TensorData};
 use flint::FlashAttentionBackend;
 use flint_tests::random_f32;
-use flint_tests::reference::{RefGrads, RefInputs, attention_bwd_ref};
+use flint_tests::reference::{RefGrads, RefInputs, attention_bwd_ref, attention_bwd_ref_rounded};
 use proptest::prelude::*;
 
 use crate::attention_fwd::{Case, gpu, max_err, options, tensor, to_f64};
@@ -31,6 +31,25 @@ struct Inputs {
 }
 
 fn inputs(case: &Case, seed: u64) -> Inputs {
+    inputs_in(case, seed, FloatDType::F32)
+}
+
+/// [`inputs`] with every value representable in `dtype`, so that casting is exact.
+fn inputs_in(case: &Case, seed: u64, dtype: FloatDType) -> Inputs {
+    let round = |v: Vec<f32>| -> Vec<f32> {
+        match dtype {
+            FloatDType::BF16 => v
+                .into_iter()
+                .map(|x| burn::tensor::bf16::from_f32(x).to_f32())
+                .collect(),
+            FloatDType::F16 => v
+                .into_iter()
+                .map(|x| burn::tensor::f16::from_f32(x).to_f32())
+                .collect(),
+            _ => v,
+        }
+    };
+    let random_f32 = |len, seed| round(random_f32(len, seed));
     let Case {
         b,
         h,
@@ -101,6 +120,7 @@ fn grads_of<B: AutodiffBackend>(
     case: &Case,
     x: &Inputs,
     device: &B::Device,
+    dtype: FloatDType,
     attend: impl Fn(
         Tensor<B, 4>,
         Tensor<B, 4>,
@@ -119,17 +139,18 @@ fn grads_of<B: AutodiffBackend>(
         dv,
         ..
     } = *case;
-    let q = tensor::<B>(&x.q, [b, h, sq, d], device).require_grad();
-    let k = tensor::<B>(&x.k, [b, hkv, sk, d], device).require_grad();
-    let v = tensor::<B>(&x.v, [b, hkv, sk, dv], device).require_grad();
+    let input = |values: &[f32], shape| tensor::<B>(values, shape, device).cast(dtype);
+    let q = input(&x.q, [b, h, sq, d]).require_grad();
+    let k = input(&x.k, [b, hkv, sk, d]).require_grad();
+    let v = input(&x.v, [b, hkv, sk, dv]).require_grad();
     let bias = x
         .bias
         .as_ref()
-        .map(|(values, shape)| tensor::<B>(values, *shape, device).require_grad());
+        .map(|(values, shape)| input(values, *shape).require_grad());
     let mask = x.mask.as_ref().map(|m| {
         Tensor::<B, 4, Bool>::from_data(TensorData::new(m.clone(), [b, 1, sq, sk]), device)
     });
-    let dout = tensor::<B>(&x.dout, [b, h, sq, dv], device);
+    let dout = input(&x.dout, [b, h, sq, dv]);
     let out = attend(q.clone(), k.clone(), v.clone(), mask, bias.clone());
     let grads = (out * dout).sum().backward();
     let grad = |t: &Tensor<B, 4>| to_f64(t.grad(&grads).expect("a gradient for a tracked input"));
@@ -172,6 +193,7 @@ fn burn_grads(case: &Case, x: &Inputs) -> Option<Grads> {
         case,
         x,
         &Default::default(),
+        FloatDType::F32,
         |q, k, v, mask, bias| {
             let expand = |t: Tensor<A, 4>| {
                 let dd = t.dims()[3];
@@ -209,7 +231,7 @@ pub fn check_bwd<B: AutodiffBackend + FlashAttentionBackend>(
     let dout64: Vec<f64> = x.dout.iter().map(|&v| f64::from(v)).collect();
     let want = attention_bwd_ref(&x.reference, &case.opts, &dout64);
     let want_dbias = x.bias.as_ref().map(|(_, s)| reduce_dbias(&want, case, *s));
-    let got = grads_of::<B>(case, &x, device, |q, k, v, mask, bias| {
+    let got = grads_of::<B>(case, &x, device, FloatDType::F32, |q, k, v, mask, bias| {
         flint::try_flash_attention_full(q, k, v, mask, bias, options(&case.opts, None))
             .unwrap_or_else(|e| panic!("{case:?}: {e}"))
             .out
@@ -301,11 +323,44 @@ fn head_dim_256_gradients_on_gpu() {
     check_bwd::<Autodiff<crate::attention_fwd::Gpu>>(&Case::new(1, 1, 1, 9, 10, 256), &gpu(), 3);
 }
 
+/// The backward op of the GPU under test, for scoped overlays that force its configs.
+fn gpu_bwd_op() -> flint::kernels::attention::AttentionBwdOp {
+    use cubecl::Runtime;
+    #[cfg(feature = "cuda")]
+    let client = cubecl::cuda::CudaRuntime::client(&gpu());
+    #[cfg(not(feature = "cuda"))]
+    let client = cubecl::wgpu::WgpuRuntime::client(&gpu());
+    flint::kernels::attention::AttentionBwdOp::new(flint::kernels::DeviceLimits::of(&client))
+}
+
 /// Central finite differences of `sum(out ∘ dout)` through the fused forward agree with the
 /// fused backward's gradient, coordinate by coordinate, at a tiny size with causal masking,
-/// softcap and a bias.
+/// softcap and a bias, for the selector's choice and for every portable tiling forced.
 #[test]
 fn gradients_match_finite_differences_on_gpu() {
+    use flint::{AttentionBwdConfig, Overlay, Variant, overlay};
+    let op = gpu_bwd_op();
+    let forced = [
+        None,
+        Some((16, 16)),
+        Some((32, 16)),
+        Some((16, 32)),
+        Some((8, 8)),
+    ];
+    for tiles in forced {
+        let _guard = tiles.map(|(block_q, block_kv)| {
+            let c = AttentionBwdConfig {
+                variant: Variant::Portable,
+                block_q,
+                block_kv,
+            };
+            overlay(Overlay::new().set(&op, c))
+        });
+        finite_differences(tiles);
+    }
+}
+
+fn finite_differences(tiles: Option<(u32, u32)>) {
     type G = Autodiff<crate::attention_fwd::Gpu>;
     let device = gpu();
     let mut case = Case::new(1, 2, 1, 5, 7, 32);
@@ -327,9 +382,15 @@ fn gradients_match_finite_differences_on_gpu() {
         let dout = t(&x.dout, [1, 2, 5, 32]);
         f64::from((out * dout).sum().into_scalar())
     };
-    let (dq, dk, dv, dbias) = grads_of::<G>(&case, &x, &device, |q, k, v, mask, bias| {
-        flint::flash_attention_full(q, k, v, mask, bias, options(&case.opts, None)).out
-    });
+    let (dq, dk, dv, dbias) = grads_of::<G>(
+        &case,
+        &x,
+        &device,
+        FloatDType::F32,
+        |q, k, v, mask, bias| {
+            flint::flash_attention_full(q, k, v, mask, bias, options(&case.opts, None)).out
+        },
+    );
     let dbias = dbias.expect("the bias is tracked");
     let bias0 = x.bias.as_ref().map(|b| b.0.clone()).expect("a bias");
     let step = 1e-2f32;
@@ -346,6 +407,7 @@ fn gradients_match_finite_differences_on_gpu() {
         (3, 0),
         (3, 6),
         (3, 40),
+        (3, 52),
     ];
     for (which, at) in coords {
         let mut ins = [x.q.clone(), x.k.clone(), x.v.clone(), bias0.clone()];
@@ -358,7 +420,7 @@ fn gradients_match_finite_differences_on_gpu() {
         let err = (numeric - analytic).abs();
         assert!(
             err <= 2e-2 * (1.0 + analytic.abs()),
-            "input {which} index {at}: finite difference {numeric} vs gradient {analytic}"
+            "tiles {tiles:?}: input {which} index {at}: finite difference {numeric} vs gradient {analytic}"
         );
         checked += 1;
     }
@@ -387,4 +449,191 @@ proptest! {
         case.opts.window = (left, None);
         check_bwd::<Autodiff<crate::attention_fwd::Gpu>>(&case, &gpu(), seed);
     }
+}
+
+/// Cases sized to cross the tensor-core backward's tiles (64 keys or queries per cube, 32 or
+/// 64 per tile) with tails on both sides.
+fn half_cases() -> Vec<(&'static str, Case)> {
+    let mut v = vec![("plain d64", Case::new(1, 2, 2, 100, 130, 64))];
+    let mut c = Case::new(2, 4, 1, 70, 150, 128);
+    c.opts.causal = true;
+    v.push(("gqa4 causal sq<sk d128", c));
+    let mut c = Case::new(1, 8, 2, 150, 70, 64);
+    c.opts.causal = true;
+    v.push(("gqa4 causal sq>sk (fully masked rows)", c));
+    let mut c = Case::new(1, 2, 2, 97, 97, 32);
+    c.opts.window = (Some(20), Some(7));
+    v.push(("window d32", c));
+    let mut c = Case::new(1, 2, 1, 65, 80, 96);
+    c.opts.scale = Some(0.3);
+    v.push(("scale d96", c));
+    let mut c = Case::new(1, 2, 2, 40, 90, 128);
+    c.dv = 64;
+    v.push(("dv != d", c));
+    let mut c = Case::new(1, 2, 2, 70, 80, 64);
+    c.opts.softcap = Some(2.0);
+    c.bias = Some((true, false));
+    v.push(("softcap and bias (portable kernels)", c));
+    v.push(("single query", Case::new(1, 4, 1, 1, 200, 128)));
+    v
+}
+
+/// f16 and bf16 gradients against the f64 reference, through the selector and through each
+/// backward variant forced by a scoped overlay (tensor cores in two tilings, and portable).
+/// The baseline is an unfused backward rounding like a framework's half-precision ops.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA: lavapipe has no f16/bf16 tensor cores (run with --features cuda)"
+)]
+fn half_precision_gradients_match_reference_on_gpu() {
+    use cubecl::Runtime;
+    use flint::kernels::DeviceLimits;
+    use flint::kernels::attention::AttentionBwdOp;
+    use flint::{AttentionBwdConfig, Overlay, Variant, overlay};
+    type G = Autodiff<crate::attention_fwd::Gpu>;
+    let device = gpu();
+    #[cfg(feature = "cuda")]
+    let client = cubecl::cuda::CudaRuntime::client(&device);
+    #[cfg(not(feature = "cuda"))]
+    let client = cubecl::wgpu::WgpuRuntime::client(&device);
+    let op = AttentionBwdOp::new(DeviceLimits::of(&client));
+    let config = |variant, block_q, block_kv| AttentionBwdConfig {
+        variant,
+        block_q,
+        block_kv,
+    };
+    let started = std::time::Instant::now();
+    for dtype in [FloatDType::BF16, FloatDType::F16] {
+        let round = move |v: f64| match dtype {
+            FloatDType::BF16 => burn::tensor::bf16::from_f64(v).to_f64(),
+            _ => burn::tensor::f16::from_f64(v).to_f64(),
+        };
+        for (name, case) in half_cases() {
+            let x = inputs_in(&case, 9, dtype);
+            let dout64: Vec<f64> = x.dout.iter().map(|&v| f64::from(v)).collect();
+            let want = attention_bwd_ref(&x.reference, &case.opts, &dout64);
+            let base = attention_bwd_ref_rounded(&x.reference, &case.opts, &dout64, &round);
+            let plain = case.bias.is_none() && case.opts.softcap.is_none();
+            let mut forced = vec![None, Some(config(Variant::Portable, 16, 16))];
+            if plain {
+                forced.push(Some(config(Variant::Mma, 64, 64)));
+                forced.push(Some(config(Variant::Mma, 32, 32)));
+            }
+            for c in forced {
+                eprintln!("{dtype:?} {name} {c:?} at {:?}", started.elapsed());
+                let _guard = c.map(|c| overlay(Overlay::new().set(&op, c)));
+                let got = grads_of::<G>(&case, &x, &device, dtype, |q, k, v, mask, bias| {
+                    flint::try_flash_attention_full(q, k, v, mask, bias, options(&case.opts, None))
+                        .unwrap_or_else(|e| panic!("{case:?}: {e}"))
+                        .out
+                });
+                for (gname, got, want, base) in [
+                    ("dq", &got.0, &want.dq, &base.dq),
+                    ("dk", &got.1, &want.dk, &base.dk),
+                    ("dv", &got.2, &want.dv, &base.dv),
+                ] {
+                    let magnitude = want.iter().fold(1.0f64, |m, w| m.max(w.abs()));
+                    let tol = 2.0 * max_err(base, want) + 2e-3 * magnitude;
+                    let err = max_err(got, want);
+                    assert!(
+                        err <= tol,
+                        "{dtype:?} {name} {c:?}: {gname} error {err:e} > {tol:e} (magnitude {magnitude:e})"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The bias gradient straight from each layer of the GPU backend, without autodiff: the
+/// CubeCL backend itself and Burn's fusion type over it.
+#[test]
+fn bias_gradient_matches_reference_at_every_layer_on_gpu() {
+    #[cfg(feature = "cuda")]
+    type Inner = burn_cubecl::CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>;
+    #[cfg(not(feature = "cuda"))]
+    type Inner = burn_cubecl::CubeBackend<cubecl::wgpu::WgpuRuntime, f32, i32, u32>;
+    let mut case = Case::new(2, 2, 1, 5, 7, 32);
+    case.opts.causal = true;
+    case.bias = Some((false, true));
+    let x = inputs(&case, 41);
+    let dout64: Vec<f64> = x.dout.iter().map(|&v| f64::from(v)).collect();
+    let want = attention_bwd_ref(&x.reference, &case.opts, &dout64);
+    let (_, shape) = x.bias.clone().expect("a bias");
+    let want_dbias = reduce_dbias(&want, &case, shape);
+    let inner = layer_dbias::<Inner>(&case, &x);
+    let fused = layer_dbias::<crate::attention_fwd::Gpu>(&case, &x);
+    for (name, got) in [("cube", inner), ("fusion", fused)] {
+        let err = max_err(&got, &want_dbias);
+        assert!(
+            err <= 1e-4,
+            "{name}: dbias error {err:e}: got {got:?}, want {want_dbias:?}"
+        );
+    }
+}
+
+fn layer_dbias<B: FlashAttentionBackend>(case: &Case, x: &Inputs) -> Vec<f64> {
+    use burn::tensor::TensorPrimitive;
+    let device: B::Device = Default::default();
+    let Case {
+        b,
+        h,
+        hkv,
+        sq,
+        sk,
+        d,
+        dv,
+        ..
+    } = *case;
+    let (values, shape) = x.bias.clone().expect("a bias");
+    let q = tensor::<B>(&x.q, [b, h, sq, d], &device);
+    let k = tensor::<B>(&x.k, [b, hkv, sk, d], &device);
+    let v = tensor::<B>(&x.v, [b, hkv, sk, dv], &device);
+    let bias = tensor::<B>(&values, shape, &device);
+    let dout = tensor::<B>(&x.dout, [b, h, sq, dv], &device);
+    let fwd = flint::try_flash_attention_full(
+        q.clone(),
+        k.clone(),
+        v.clone(),
+        None,
+        Some(bias.clone()),
+        options(&case.opts, None),
+    )
+    .expect("the forward");
+    let problem = flint::kernels::attention::AttentionProblem {
+        batch: b,
+        heads: h,
+        kv_heads: hkv,
+        seq_q: sq,
+        seq_kv: sk,
+        head_dim: d,
+        val_dim: dv,
+        dtype: "f32",
+        scale: 1.0 / (d as f64).sqrt(),
+        softcap: None,
+        window: (None, Some(0)),
+        has_bias: true,
+        dropout: None,
+    };
+    let prim = |t: Tensor<B, 4>| t.into_primitive().tensor();
+    let grads = B::flash_attention_bwd(
+        flint::AttentionBwdInputs {
+            q: prim(q),
+            k: prim(k),
+            v: prim(v),
+            out: prim(fwd.out),
+            lse: fwd.lse.into_primitive().tensor(),
+            dout: prim(dout),
+            bias: Some(prim(bias)),
+        },
+        &problem,
+        true,
+        None,
+    )
+    .expect("the backward");
+    let dbias = grads.dbias.expect("a bias gradient");
+    to_f64(Tensor::<B, 4>::from_primitive(TensorPrimitive::Float(
+        dbias,
+    )))
 }

@@ -15,8 +15,13 @@
 //! ```text
 //! cargo run --release -p flint-benches --features cuda --bin attention_bench -- \
 //!     [--workloads] [--dims 128 --seqs 1024,4096] [--dtype bf16|f16|f32] [--no-burn] \
-//!     [--csv out.csv] [--iters 5]
+//!     [--csv out.csv] [--iters 5] [--bwd]
 //! ```
+//!
+//! `--bwd` times training instead: forward + backward through `Autodiff<B>` (loss
+//! `sum(out ∘ dO)`), reported as the backward alone (`fwd+bwd − fwd`, FLOPs 2.5× the
+//! forward's, as FlashAttention counts) next to Burn's attention under autodiff (its
+//! decomposed fallback), with the device memory reserved by the pool after the run.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -41,6 +46,7 @@ struct Args {
     csv: Option<PathBuf>,
     peak_tflops: f64,
     peak_gbps: f64,
+    bwd: bool,
 }
 
 /// One attention shape.
@@ -72,6 +78,7 @@ fn parse() -> Result<Args, String> {
         csv: None,
         peak_tflops: 800.0,
         peak_gbps: 3350.0,
+        bwd: false,
     };
     let list = |v: &str| -> Result<Vec<usize>, String> {
         v.split(',')
@@ -92,6 +99,7 @@ fn parse() -> Result<Args, String> {
             "--peak-tflops" => a.peak_tflops = value()?.parse().map_err(|_| "bad --peak-tflops")?,
             "--peak-gbps" => a.peak_gbps = value()?.parse().map_err(|_| "bad --peak-gbps")?,
             "--no-burn" => a.burn = false,
+            "--bwd" => a.bwd = true,
             "--dtype" => {
                 a.dtype = match value()?.as_str() {
                     "bf16" => DType::BF16,
@@ -108,7 +116,7 @@ fn parse() -> Result<Args, String> {
 
 /// The attention entry of the manifest, found from the working directory or the binary's
 /// location (the benches run from the repository root, or from a copy beside the binary).
-fn manifest_entry() -> Result<flint_manifest::LoadedEntry, String> {
+fn manifest_entry(op: &str) -> Result<flint_manifest::LoadedEntry, String> {
     let mut dirs = vec![PathBuf::from("manifest")];
     if let Ok(exe) = std::env::current_exe()
         && let Some(dir) = exe.parent()
@@ -121,9 +129,9 @@ fn manifest_entry() -> Result<flint_manifest::LoadedEntry, String> {
         .ok_or("no manifest/attention.yaml in the working directory or beside the binary")?;
     let m = Manifest::load_dir(dir).map_err(|e| e.to_string())?;
     m.entries
-        .get("attention_fwd")
+        .get(op)
         .cloned()
-        .ok_or_else(|| "the manifest has no attention_fwd entry".to_string())
+        .ok_or_else(|| format!("the manifest has no {op} entry"))
 }
 
 fn workload(
@@ -153,9 +161,15 @@ fn workload(
 }
 
 fn workloads(a: &Args) -> Result<Vec<Workload>, String> {
-    let entry = manifest_entry()?;
+    // FLOPs and bytes are the forward's; the backward's workloads are the backward entry's.
+    let entry = manifest_entry("attention_fwd")?;
     if a.workloads {
-        return entry
+        let listed = if a.bwd {
+            manifest_entry("attention_bwd")?
+        } else {
+            entry.clone()
+        };
+        return listed
             .entry
             .workloads
             .iter()
@@ -186,6 +200,145 @@ fn workloads(a: &Args) -> Result<Vec<Workload>, String> {
         }
     }
     Ok(out)
+}
+
+/// Median milliseconds of `iters` synced runs of any `f`, after a first run, and the first
+/// run's milliseconds.
+fn time_any<B: Backend, T>(
+    device: &B::Device,
+    iters: usize,
+    mut f: impl FnMut() -> T,
+) -> (f64, f64) {
+    let started = Instant::now();
+    let _ = f();
+    let _ = B::sync(device);
+    let first = started.elapsed().as_secs_f64() * 1e3;
+    let mut ms: Vec<f64> = (0..iters.max(1))
+        .map(|_| {
+            let started = Instant::now();
+            let out = f();
+            let _ = B::sync(device);
+            drop(out);
+            started.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    ms.sort_by(f64::total_cmp);
+    (ms[ms.len() / 2], first)
+}
+
+/// Device memory the pool holds, in GiB, where the backend can tell.
+type MemProbe<'a> = &'a dyn Fn(bool) -> Option<f64>;
+
+/// Training timings: forward, forward + backward, and the backward alone, for flint and (where
+/// its scores fit) Burn's attention under autodiff.
+fn run_bwd<B: FlashAttentionBackend>(
+    name: &str,
+    device: &B::Device,
+    a: &Args,
+    list: &[Workload],
+    mem: MemProbe,
+) -> String
+where
+    burn::backend::Autodiff<B>: FlashAttentionBackend,
+{
+    type A<B> = burn::backend::Autodiff<B>;
+    let mut csv = String::from(
+        "impl,label,d,dv,causal,seq_q,seq_k,batch,heads,kv_heads,dtype,fwd_ms,fwdbwd_ms,bwd_ms,bwd_tflops,reserved_gib\n",
+    );
+    println!(
+        "# flint attention_bench --bwd on {name}, dtype {:?}",
+        a.dtype
+    );
+    println!(
+        "name d causal seq batch heads fwd_ms fwd_tflops bwd_ms bwd_tflops fwdbwd_ms reserved_gib label"
+    );
+    for w in list {
+        let rand = |shape: [usize; 4]| {
+            Tensor::<A<B>, 4>::from_inner(
+                Tensor::<B, 4>::random(shape, Distribution::Normal(0.0, 1.0), device).cast(a.dtype),
+            )
+            .require_grad()
+        };
+        let q = rand([w.b, w.h, w.sq, w.d]);
+        let k = rand([w.b, w.hkv, w.sk, w.d]);
+        let v = rand([w.b, w.hkv, w.sk, w.dv]);
+        let dout = Tensor::<A<B>, 4>::from_inner(
+            Tensor::<B, 4>::random(
+                [w.b, w.h, w.sq, w.dv],
+                Distribution::Normal(0.0, 1.0),
+                device,
+            )
+            .cast(a.dtype),
+        );
+        let mut row = |imp: &str, fwd: f64, fb: f64, reserved: Option<f64>| {
+            let bwd = (fb - fwd).max(1e-6);
+            let (ftf, btf) = (w.flops / fwd / 1e9, 2.5 * w.flops / bwd / 1e9);
+            let gib = reserved.map_or("-".to_string(), |g| format!("{g:.2}"));
+            println!(
+                "{imp} {} {} {} {} {} {fwd:.4} {ftf:.1} {bwd:.4} {btf:.1} {fb:.4} {gib} {}",
+                w.d, w.causal as u8, w.sq, w.b, w.h, w.label
+            );
+            let _ = writeln!(
+                csv,
+                "{imp},{},{},{},{},{},{},{},{},{},{:?},{fwd:.5},{fb:.5},{bwd:.5},{btf:.2},{gib}",
+                w.label, w.d, w.dv, w.causal as u8, w.sq, w.sk, w.b, w.h, w.hkv, a.dtype
+            );
+        };
+        let opts = AttentionOptions::new().with_causal(w.causal);
+        let flint_fwd =
+            |q: Tensor<A<B>, 4>, k, v| flint::flash_attention_with(q, k, v, opts.clone());
+        let (fwd, _) = time_any::<B, _>(device, a.iters, || {
+            flint_fwd(q.clone().detach(), k.clone().detach(), v.clone().detach())
+        });
+        mem(true);
+        let (fb, first) = time_any::<B, _>(device, a.iters, || {
+            let out = flint_fwd(q.clone(), k.clone(), v.clone());
+            let grads = (out * dout.clone()).sum().backward();
+            q.grad(&grads)
+        });
+        println!("# flint first fwd+bwd call {:.2} s", first / 1e3);
+        row("flint", fwd, fb, mem(false));
+        let scores = (w.b * w.h * w.sq * w.sk) as f64 * 4.0;
+        if a.burn && scores <= BURN_SCORES_LIMIT / 2.0 {
+            let group = w.h / w.hkv;
+            let expand = |t: Tensor<A<B>, 4>, dd| {
+                t.unsqueeze_dim::<5>(2)
+                    .expand([w.b, w.hkv, group, w.sk, dd])
+                    .reshape([w.b, w.h, w.sk, dd])
+            };
+            let burn_fwd = |q, k: Tensor<A<B>, 4>, v: Tensor<A<B>, 4>| {
+                burn_attention(
+                    q,
+                    expand(k, w.d),
+                    expand(v, w.dv),
+                    None,
+                    None,
+                    AttentionModuleOptions {
+                        scale: None,
+                        softcap: None,
+                        is_causal: w.causal,
+                    },
+                )
+            };
+            let (fwd, _) = time_any::<B, _>(device, a.iters, || {
+                burn_fwd(q.clone().detach(), k.clone().detach(), v.clone().detach())
+            });
+            mem(true);
+            let (fb, _) = time_any::<B, _>(device, a.iters, || {
+                let out = burn_fwd(q.clone(), k.clone(), v.clone());
+                let grads = (out * dout.clone()).sum().backward();
+                q.grad(&grads)
+            });
+            row("burn", fwd, fb, mem(false));
+        } else if a.burn {
+            println!(
+                "# burn skipped for {}: its scores alone need {:.1} GiB (x2 with their gradient)",
+                w.label,
+                scores / (1u64 << 30) as f64
+            );
+        }
+    }
+    csv
 }
 
 /// Median milliseconds of `iters` synced runs of `f`, after one first run (which compiles
@@ -317,9 +470,30 @@ fn main() -> std::process::ExitCode {
         Err(e) => return fail(e),
     };
     #[cfg(feature = "cuda")]
-    let csv = run::<burn::backend::Cuda>("cuda", &Default::default(), &args, &list);
+    let csv = {
+        let device = Default::default();
+        // The pool's reservation after a run approximates its peak: cleaned before each run.
+        let mem = |reset: bool| {
+            use cubecl::Runtime;
+            let client = cubecl::cuda::CudaRuntime::client(&device);
+            if reset {
+                client.memory_cleanup();
+            }
+            let usage = client.memory_usage().ok()?;
+            Some(usage.bytes_reserved as f64 / (1u64 << 30) as f64)
+        };
+        if args.bwd {
+            run_bwd::<burn::backend::Cuda>("cuda", &device, &args, &list, &mem)
+        } else {
+            run::<burn::backend::Cuda>("cuda", &device, &args, &list)
+        }
+    };
     #[cfg(all(feature = "wgpu", not(feature = "cuda")))]
-    let csv = run::<burn::backend::Wgpu>("wgpu", &Default::default(), &args, &list);
+    let csv = if args.bwd {
+        run_bwd::<burn::backend::Wgpu>("wgpu", &Default::default(), &args, &list, &|_| None)
+    } else {
+        run::<burn::backend::Wgpu>("wgpu", &Default::default(), &args, &list)
+    };
     #[cfg(not(any(feature = "wgpu", feature = "cuda")))]
     let csv = {
         let _ = &list;

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use flint_tune::{CallKey, Invocation, Op, OpSpec};
+use flint_tune::{CallKey, Invocation, Op, OpSpec, SigValue};
 
 use crate::DeviceLimits;
 use crate::attention::{AttentionBwdConfig, SUPPORTED_HEAD_DIMS, Variant};
@@ -55,15 +55,30 @@ impl AttentionBwdOp {
         }
     }
 
-    fn configs(pairs: &[(u32, u32)]) -> Vec<AttentionBwdConfig> {
+    fn configs(variant: Variant, pairs: &[(u32, u32)]) -> Vec<AttentionBwdConfig> {
         pairs
             .iter()
             .map(|&(block_q, block_kv)| AttentionBwdConfig {
-                variant: Variant::Portable,
+                variant,
                 block_q,
                 block_kv,
             })
             .collect()
+    }
+
+    /// Why the MMA variant cannot run this call, if it cannot: the device, or a feature its
+    /// kernels do not implement (those run on the portable kernels).
+    fn mma_refusal(&self, inv: &Invocation) -> Option<String> {
+        if let Some(why) = super::op::mma_refusal(&self.limits, inv) {
+            return Some(why);
+        }
+        let sig = inv.signature();
+        for feature in ["bias", "dbias", "softcap", "dropout"] {
+            if matches!(sig.get(feature), Some(SigValue::Bool(true))) {
+                return Some(format!("the MMA backward does not implement {feature}"));
+            }
+        }
+        None
     }
 }
 
@@ -79,7 +94,12 @@ impl Op for AttentionBwdOp {
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {
-        Self::configs(&[(16, 16), (16, 8), (8, 16), (8, 8), (4, 8), (4, 4), (2, 2)])
+        let mut tries = Self::configs(Variant::Mma, &[(64, 64), (32, 32)]);
+        tries.extend(Self::configs(
+            Variant::Portable,
+            &[(16, 16), (16, 8), (8, 16), (8, 8), (4, 8), (4, 4), (2, 2)],
+        ));
+        tries
             .into_iter()
             .find(|c| self.check(inv, c).is_ok())
             .ok_or_else(|| "no tile fits this device's shared memory".to_string())
@@ -87,8 +107,11 @@ impl Op for AttentionBwdOp {
 
     fn candidates(&self, inv: &Invocation) -> Vec<AttentionBwdConfig> {
         // Small on purpose: first-use tuning compiles three kernels per candidate.
-        Self::configs(&[(16, 16), (32, 16), (16, 32), (8, 8)])
-            .into_iter()
+        let mut all = Self::configs(Variant::Mma, &[(64, 64), (32, 64), (64, 32), (32, 32)]);
+        if self.mma_refusal(inv).is_some() {
+            all = Self::configs(Variant::Portable, &[(16, 16), (32, 16), (16, 32), (8, 8)]);
+        }
+        all.into_iter()
             .filter(|c| self.check(inv, c).is_ok())
             .collect()
     }
@@ -111,15 +134,35 @@ impl Op for AttentionBwdOp {
                 return Err(format!("{name} {x} is not one of {SUPPORTED_HEAD_DIMS:?}"));
             }
         }
-        if c.variant != Variant::Portable {
-            return Err(format!(
-                "the backward has no {:?} variant (only portable)",
-                c.variant
-            ));
-        }
-        for (name, x) in [("block_q", c.block_q), ("block_kv", c.block_kv)] {
-            if !(x.is_power_of_two() && (1..=64).contains(&x)) {
-                return Err(format!("{name} {x} is not a power of two in 1..=64"));
+        match c.variant {
+            Variant::Portable => {
+                for (name, x) in [("block_q", c.block_q), ("block_kv", c.block_kv)] {
+                    if !(x.is_power_of_two() && (1..=64).contains(&x)) {
+                        return Err(format!("{name} {x} is not a power of two in 1..=64"));
+                    }
+                }
+            }
+            Variant::Mma => {
+                if let Some(why) = self.mma_refusal(inv) {
+                    return Err(why);
+                }
+                for (name, x) in [("block_q", c.block_q), ("block_kv", c.block_kv)] {
+                    if !matches!(x, 32 | 64) {
+                        return Err(format!("{name} {x} is not 32 or 64"));
+                    }
+                }
+                // Per lane, in 32-bit registers: dK/dV keeps (D + Dv) / 2 of accumulators and
+                // block_q of score tiles; dQ keeps D / 2 and block_kv.
+                let (dkdv, dq) = (
+                    (d + dv) / 2 + c.block_q as usize,
+                    d / 2 + c.block_kv as usize,
+                );
+                if dkdv.max(dq) > 208 {
+                    return Err(format!(
+                        "block_q {} / block_kv {} with head dims {d}/{dv} would spill registers",
+                        c.block_q, c.block_kv
+                    ));
+                }
             }
         }
         if c.units() > self.limits.max_units_per_cube {

@@ -56,9 +56,11 @@ impl AttentionFwdConfig {
     }
 }
 
-/// How the backward is launched. The dK/dV kernel runs one cube per `block_kv` keys and
-/// walks the queries `block_q` at a time; the dQ kernel runs one cube per `block_q` queries
-/// and walks the keys `block_kv` at a time.
+/// How the backward is launched. Portable: the dK/dV kernel runs one cube per `block_kv`
+/// keys and walks the queries `block_q` at a time; the dQ kernel runs one cube per `block_q`
+/// queries and walks the keys `block_kv` at a time. MMA: both kernels own 16 rows per plane
+/// (64 per cube); dK/dV walks the queries `block_q` at a time and dQ the keys `block_kv` at
+/// a time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AttentionBwdConfig {
@@ -74,16 +76,33 @@ impl AttentionBwdConfig {
     /// Shared memory per cube of the larger of the two kernels, all f32 in the portable
     /// variant. dK/dV: the block's K and V, their gradient accumulators, a Q and dO tile and
     /// the tile's LSE and delta. dQ: the block's Q, dO and dQ accumulator, a K and V tile.
+    ///
+    /// MMA, in 16-bit elements with rows padded by 8: dK/dV holds its 64 keys' K and V and a
+    /// `block_q` tile of Q and dO (plus the tile's f32 LSE and delta); dQ holds its 64
+    /// queries' Q and dO and a `block_kv` tile of K and V.
     pub fn smem_bytes(&self, head_dim: usize, val_dim: usize) -> usize {
         let (bq, bkv) = (self.block_q as usize, self.block_kv as usize);
         let (d, dv) = (head_dim, val_dim);
-        let dkdv = 2 * bkv * (d + dv) + bq * (d + dv) + 2 * bq;
-        let dq = bq * (2 * d + dv) + bkv * (d + dv);
-        4 * dkdv.max(dq)
+        match self.variant {
+            Variant::Portable => {
+                let dkdv = 2 * bkv * (d + dv) + bq * (d + dv) + 2 * bq;
+                let dq = bq * (2 * d + dv) + bkv * (d + dv);
+                4 * dkdv.max(dq)
+            }
+            Variant::Mma => {
+                let rows = 16 * MMA_PLANES as usize;
+                let dkdv = 2 * (rows + bq) * (d + dv + 16) + 8 * bq;
+                let dq = 2 * (rows + bkv) * (d + dv + 16);
+                dkdv.max(dq)
+            }
+        }
     }
 
     /// The most units either kernel runs per cube.
     pub fn units(&self) -> u32 {
-        self.block_q.max(self.block_kv)
+        match self.variant {
+            Variant::Portable => self.block_q.max(self.block_kv),
+            Variant::Mma => MMA_PLANES * 32,
+        }
     }
 }

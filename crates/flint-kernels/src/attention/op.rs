@@ -48,27 +48,31 @@ impl AttentionFwdOp {
     }
 }
 
+/// Why the MMA variants cannot run a call of `inv`'s dtype on a device with `limits`.
+pub(crate) fn mma_refusal(limits: &DeviceLimits, inv: &Invocation) -> Option<String> {
+    let sig = inv.signature();
+    let dtype = match sig.get("dtype") {
+        Some(SigValue::Str(d)) => d.as_str(),
+        _ => "?",
+    };
+    if !limits.mma_16x8x16.contains(&dtype) {
+        return Some(format!(
+            "the device has no m16n8k16 MMA for {dtype} (it has {:?})",
+            limits.mma_16x8x16
+        ));
+    }
+    if !limits.plane_ops || limits.plane_size != (32, 32) {
+        return Some(format!(
+            "needs plane ops with 32 lanes (the device: ops {}, size {:?})",
+            limits.plane_ops, limits.plane_size
+        ));
+    }
+    None
+}
+
 impl AttentionFwdOp {
-    /// Why the MMA variant cannot run this call on this device, if it cannot.
     fn mma_refusal(&self, inv: &Invocation) -> Option<String> {
-        let sig = inv.signature();
-        let dtype = match sig.get("dtype") {
-            Some(SigValue::Str(d)) => d.as_str(),
-            _ => "?",
-        };
-        if !self.limits.mma_16x8x16.contains(&dtype) {
-            return Some(format!(
-                "the device has no m16n8k16 MMA for {dtype} (it has {:?})",
-                self.limits.mma_16x8x16
-            ));
-        }
-        if !self.limits.plane_ops || self.limits.plane_size != (32, 32) {
-            return Some(format!(
-                "needs plane ops with 32 lanes (the device: ops {}, size {:?})",
-                self.limits.plane_ops, self.limits.plane_size
-            ));
-        }
-        None
+        mma_refusal(&self.limits, inv)
     }
 
     fn variant_configs(variant: Variant, pairs: &[(u32, u32)]) -> Vec<AttentionFwdConfig> {

@@ -2,6 +2,7 @@
 
 use burn::tensor::DType;
 use burn::tensor::ops::{FloatTensor, FloatTensorOps};
+use burn_cubecl::kernel::into_contiguous;
 use burn_cubecl::ops::numeric::{empty_device_contiguous_dtype, zeros_client};
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{BoolElement, CubeBackend, CubeRuntime, FloatElement, IntElement};
@@ -34,6 +35,7 @@ where
         problem: &AttentionProblem,
         config: Option<AttentionFwdConfig>,
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), AttentionError> {
+        let (q, k, v) = (unit_last(q), unit_last(k), unit_last(v));
         let client = q.client.clone();
         let device = q.device.clone();
         let p = problem;
@@ -123,6 +125,7 @@ where
             dout,
             bias,
         } = inputs;
+        let [q, k, v, out, dout] = [q, k, v, out, dout].map(unit_last);
         let client = q.client.clone();
         let device = q.device.clone();
         let p = problem;
@@ -305,4 +308,14 @@ where
         (stride(0), stride(1))
     };
     (bias, strides)
+}
+
+/// The tensor-core kernels read rows as contiguous runs: a tensor whose last dim is strided
+/// (a transposed view) is copied first. Other strides are honoured as they are.
+fn unit_last<R: CubeRuntime>(t: CubeTensor<R>) -> CubeTensor<R> {
+    if t.meta.strides().last() == Some(&1) {
+        t
+    } else {
+        into_contiguous(t)
+    }
 }

@@ -4,7 +4,9 @@
 use cubecl::prelude::*;
 use flint_tune::{Choice, Invocation, Op, Selector};
 
+use super::mma::{BwdMmaParams, attention_bwd_dkdv_mma, attention_bwd_dq_mma};
 use super::portable::{BwdParams, attention_bwd_delta, attention_bwd_dkdv, attention_bwd_dq};
+use crate::attention::config::MMA_PLANES;
 use crate::attention::forward::scalars;
 use crate::attention::{AttentionBwdConfig, AttentionBwdOp, AttentionProblem, Variant};
 use crate::{CubeclBenchmark, DeviceLimits, KernelError, fingerprint};
@@ -12,8 +14,7 @@ use crate::{CubeclBenchmark, DeviceLimits, KernelError, fingerprint};
 /// Units per cube of the delta kernel.
 const DELTA_UNITS: u32 = 64;
 
-/// The tensors of one backward launch. Any strides are honoured in the inputs; `delta` and
-/// `dbias` must be contiguous.
+/// The tensors of one backward launch. Any strides are honoured.
 pub struct AttentionBwdArgs<R: Runtime> {
     /// `q: [B, H, Sq, D]`.
     pub q: TensorArg<R>,
@@ -132,19 +133,20 @@ fn launch_with<R: Runtime>(
         has_softcap: problem.softcap.is_some(),
         has_dropout: problem.dropout.is_some(),
     };
+    // delta = rowsum(dO ∘ O): memory-bound, one kernel for every variant.
+    let a = args();
+    attention_bwd_delta::launch::<R>(
+        client,
+        CubeCount::Static(q_rows.div_ceil(DELTA_UNITS), bh, 1),
+        CubeDim::new_1d(DELTA_UNITS),
+        a.out,
+        a.dout,
+        a.delta,
+        DELTA_UNITS,
+        dtype,
+    );
     match c.variant {
         Variant::Portable => {
-            let a = args();
-            attention_bwd_delta::launch::<R>(
-                client,
-                CubeCount::Static(q_rows.div_ceil(DELTA_UNITS), bh, 1),
-                CubeDim::new_1d(DELTA_UNITS),
-                a.out,
-                a.dout,
-                a.delta,
-                DELTA_UNITS,
-                dtype,
-            );
             let a = args();
             attention_bwd_dkdv::launch::<R>(
                 client,
@@ -186,7 +188,81 @@ fn launch_with<R: Runtime>(
                 dtype,
             );
         }
-        Variant::Mma => return Err("the backward has no MMA variant yet".to_string()),
+        Variant::Mma => {
+            let a = args();
+            // 16-byte loads where every input allows them, else one element at a time.
+            let wide = [&a.q, &a.k, &a.v, &a.dout]
+                .iter()
+                .all(|t| vector_ok(t.strides(), 8))
+                && problem.head_dim.is_multiple_of(8)
+                && problem.val_dim.is_multiple_of(8);
+            let vec = if wide { 8 } else { 1 };
+            let out_vec = if [&a.dq, &a.dk, &a.dv]
+                .iter()
+                .all(|t| vector_ok(t.strides(), 2))
+            {
+                2
+            } else {
+                1
+            };
+            let rows = 16 * MMA_PLANES as usize;
+            let mma = |tile| BwdMmaParams {
+                planes: MMA_PLANES,
+                tile,
+                head_dim: params.head_dim,
+                val_dim: params.val_dim,
+                has_left: left.is_some(),
+                has_right: right.is_some(),
+                vec: vec as u32,
+                out_vec: out_vec as u32,
+            };
+            attention_bwd_dkdv_mma::launch::<R>(
+                client,
+                CubeCount::Static(
+                    to_u32(problem.seq_kv.div_ceil(rows), "key blocks")?,
+                    bhkv,
+                    1,
+                ),
+                CubeDim::new_2d(32, MMA_PLANES),
+                vec,
+                out_vec,
+                a.q,
+                a.k,
+                a.v,
+                a.dout,
+                a.lse,
+                a.delta,
+                a.dk,
+                a.dv,
+                scalars::<R>(problem, a.bias_strides)?,
+                mma(c.block_q),
+                dtype,
+            );
+            let a = args();
+            attention_bwd_dq_mma::launch::<R>(
+                client,
+                CubeCount::Static(to_u32(problem.seq_q.div_ceil(rows), "query blocks")?, bh, 1),
+                CubeDim::new_2d(32, MMA_PLANES),
+                vec,
+                out_vec,
+                a.q,
+                a.k,
+                a.v,
+                a.dout,
+                a.lse,
+                a.delta,
+                a.dq,
+                scalars::<R>(problem, a.bias_strides)?,
+                mma(c.block_kv),
+                dtype,
+            );
+        }
     }
     Ok(())
+}
+
+/// Whether a 4-D tensor with `strides` can be read `width` elements at a time along its last
+/// dim: that dim contiguous and every other stride a multiple of `width`.
+fn vector_ok(strides: &[usize], width: usize) -> bool {
+    strides.len() == 4 && strides[3] == 1 && strides[..3].iter().all(|s| s % width == 0)
 }

@@ -1,6 +1,7 @@
 //! The backward pass: kernels and the launcher that picks a config through the selector.
 
 mod launch;
+mod mma;
 mod portable;
 
 pub use launch::{AttentionBwdArgs, choose_attention_bwd, launch_attention_bwd};

@@ -298,9 +298,11 @@ pub fn attention_bwd_dkdv<F: Float>(
                             }
                         }
                         if p.has_dbias {
-                            dbias[((bh as usize * seq_q as usize) + row as usize)
-                                * seq_kv as usize
-                                + key as usize] = ds;
+                            // By strides: a fresh device buffer may have padded rows.
+                            dbias[b as usize * dbias.stride(0)
+                                + h as usize * dbias.stride(1)
+                                + row as usize * dbias.stride(2)
+                                + key as usize * dbias.stride(3)] = ds;
                         }
                     }
                 }

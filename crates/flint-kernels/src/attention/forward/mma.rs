@@ -23,9 +23,9 @@ use super::{MASKED_BELOW, NO_MAX};
 use crate::attention::dropout::uniform_cube;
 
 /// Elements each shared-memory row is padded by (16 bytes: rows start 4 banks apart).
-const PAD: u32 = 8;
+pub(crate) const PAD: u32 = 8;
 
-type Pair = Const<2>;
+pub(crate) type Pair = Const<2>;
 
 /// Compile-time shape of one kernel instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -447,7 +447,7 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
 /// in shared memory with row stride `ld`, through one `ldmatrix.x4`.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn load_a<E: Float, N: Size>(
+pub(crate) fn load_a<E: Float, N: Size>(
     tile: &SharedMemory<Vector<E, N>>,
     row0: u32,
     #[comptime] kk: u32,
@@ -469,7 +469,7 @@ fn load_a<E: Float, N: Size>(
 
 /// One `m16n8k16` product: `c[c_at..c_at + 2] += a[a_at..a_at + 4] · b[b_at..b_at + 2]`.
 #[cube]
-fn mma_step<E: Float>(
+pub(crate) fn mma_step<E: Float>(
     a: &Array<Vector<E, Pair>>,
     #[comptime] a_at: u32,
     b: &Array<Vector<E, Pair>>,
@@ -499,7 +499,7 @@ fn mma_step<E: Float>(
 
 /// Writes two adjacent output elements starting at element `at`.
 #[cube]
-fn write_pair<E: Float, NO: Size>(
+pub(crate) fn write_pair<E: Float, NO: Size>(
     out: &mut Tensor<Vector<E, NO>>,
     at: usize,
     pair: Vector<f32, Pair>,
@@ -518,7 +518,7 @@ fn write_pair<E: Float, NO: Size>(
 /// `seq` are zero. `vec` is `N`.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn stage<E: Float, N: Size>(
+pub(crate) fn stage<E: Float, N: Size>(
     src: &Tensor<Vector<E, N>>,
     base: usize,
     start: i32,

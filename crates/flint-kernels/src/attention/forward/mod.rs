@@ -1,7 +1,7 @@
 //! The forward pass: kernels and the launcher that picks one through the selector.
 
 mod launch;
-mod mma;
+pub(crate) mod mma;
 mod portable;
 
 pub(crate) use launch::scalars;
@@ -13,4 +13,4 @@ pub(crate) use portable::PortableScalars;
 pub(crate) const MASKED_BELOW: f32 = -1.0e38;
 /// The running maximum before any unmasked score (a finite stand-in for `-inf`, which WGSL
 /// cannot spell as a literal).
-const NO_MAX: f32 = -3.0e38;
+pub(crate) const NO_MAX: f32 = -3.0e38;

@@ -1,0 +1,670 @@
+//! The accelerated backward: tensor cores through register-level MMA (`m16n8k16`, f16 or
+//! bf16 in, f32 accumulate), FlashAttention-2 style, in two kernels so that no float atomics
+//! are needed. CUDA (sm80+) only.
+//!
+//! - [`attention_bwd_dkdv_mma`]: a cube owns 16 keys per plane (64 with 4 planes) of one
+//!   (batch, kv head), keeps their K and V in shared memory and their dK and dV accumulators
+//!   in registers, and walks every query head of the group and every visible query tile:
+//!   `Sᵀ = K·Qᵀ`, `Pᵀ = exp(Sᵀ·scale − LSE)`, `dPᵀ = V·dOᵀ`, `dSᵀ = Pᵀ∘(dPᵀ − delta)`,
+//!   `dV += Pᵀ·dO`, `dK += dSᵀ·Q`. Pᵀ and dSᵀ go from the accumulators straight into the A
+//!   operand of the next products, as P does in the forward.
+//! - [`attention_bwd_dq_mma`]: a cube owns 16 queries per plane, keeps Q and dO in shared
+//!   memory and dQ in registers, and walks the visible key tiles: `S = Q·Kᵀ`, `dP = dO·Vᵀ`,
+//!   `dS = P∘(dP − delta)`, `dQ += dS·K`.
+//!
+//! Fragment layouts are those of the forward (see `forward/mma.rs`): lane `l` holds rows
+//! `l / 4` and `l / 4 + 8` of its plane's 16, and columns `2·(l % 4)` and the next one of each
+//! 8-column tile.
+
+use cubecl::cmma::MmaDefinition;
+use cubecl::ir::{FastMath, MatrixIdent};
+use cubecl::prelude::*;
+
+use crate::attention::forward::mma::{PAD, Pair, load_a, mma_step, stage, write_pair};
+use crate::attention::forward::{NO_MAX, PortableScalars};
+
+/// Compile-time shape of one kernel instance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BwdMmaParams {
+    /// Planes per cube (16 keys or queries each).
+    pub planes: u32,
+    /// The tile walked by the loop: queries (dK/dV) or keys (dQ), a multiple of 16.
+    pub tile: u32,
+    /// `D` (a multiple of 16).
+    pub head_dim: u32,
+    /// `Dv` (a multiple of 16).
+    pub val_dim: u32,
+    /// A window bound on the left.
+    pub has_left: bool,
+    /// A window bound on the right (causal).
+    pub has_right: bool,
+    /// Elements per q/k/v/dO read (the launch's `N`).
+    pub vec: u32,
+    /// Elements per gradient write (the launch's `NO`, 1 or 2).
+    pub out_vec: u32,
+}
+
+/// Whether key `key` is visible from query `row` (`offset = Sk − Sq`), both in range.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn visible_mma(
+    row: i32,
+    key: i32,
+    row_end: i32,
+    key_end: i32,
+    offset: i32,
+    s: &PortableScalars,
+    #[comptime] has_left: bool,
+    #[comptime] has_right: bool,
+) -> bool {
+    let mut ok = row < row_end && key < key_end;
+    if has_left {
+        ok = ok && key >= row + offset - s.left as i32;
+    }
+    if has_right {
+        ok = ok && key <= row + offset + s.right as i32;
+    }
+    ok
+}
+
+/// `acc[tiles] = A(rows from `a_row0` of `a_s`) · B(rows of `b_s`)ᵀ` over a contraction of
+/// `depth` (row-major tiles with row stride `ld`): the plane's 16 rows against `n_tiles`·8
+/// rows of `b_s`, accumulated from zero.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn product_nt<E: Float, N: Size>(
+    a_s: &SharedMemory<Vector<E, N>>,
+    a_row0: u32,
+    b_s: &SharedMemory<Vector<E, N>>,
+    acc: &mut Array<Vector<f32, Pair>>,
+    #[comptime] n_tiles: u32,
+    #[comptime] depth: u32,
+    #[comptime] ld: u32,
+    #[comptime] vec: u32,
+    lm_row: u32,
+    lm_mat: u32,
+) {
+    let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
+    #[unroll]
+    for i in 0..comptime!(n_tiles * 2) {
+        acc[i as usize] = Vector::new(0.0f32);
+    }
+    #[unroll]
+    for kk in 0..comptime!(depth / 16) {
+        let a = load_a::<E, N>(a_s, a_row0, kk, ld, vec, lm_row, lm_mat);
+        #[unroll]
+        for jp in 0..comptime!(n_tiles / 2) {
+            // Matrices: rows 16·jp + 0-7 | 8-15 of b_s, columns 16·kk + 0-7 | 8-15.
+            let row = jp * 16 + lm_row + 8 * (lm_mat / 2);
+            let at = row * ld + kk * 16 + 8 * (lm_mat % 2);
+            let b = def.load_matrix::<Vector<E, N>, Pair>(
+                &b_s.slice((at / vec) as usize, ((at + 8) / vec) as usize),
+                MatrixIdent::B,
+                4usize,
+                false,
+            );
+            #[unroll]
+            for half in 0..2u32 {
+                mma_step::<E>(
+                    &a,
+                    0u32,
+                    &b,
+                    comptime!(half * 2),
+                    acc,
+                    comptime!((jp * 2 + half) * 2),
+                );
+            }
+        }
+    }
+}
+
+/// `acc += X · B` where X is the plane's 16 rows held in accumulator layout (`x`, `k_tiles`
+/// 8-column tiles, cast to `E`) and B the rows of `b_s` (`k_tiles`·8 rows, `n_tiles`·8
+/// columns, row stride `ld`), read with the transposing `ldmatrix`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn product_acc_b<E: Float, N: Size>(
+    x: &Array<Vector<f32, Pair>>,
+    b_s: &SharedMemory<Vector<E, N>>,
+    acc: &mut Array<Vector<f32, Pair>>,
+    #[comptime] k_tiles: u32,
+    #[comptime] n_tiles: u32,
+    #[comptime] ld: u32,
+    #[comptime] vec: u32,
+    lm_row: u32,
+    lm_mat: u32,
+) {
+    let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
+    #[unroll]
+    for kk in 0..comptime!(k_tiles / 2) {
+        let mut a = Array::<Vector<E, Pair>>::new(4usize);
+        #[unroll]
+        for i in 0..4u32 {
+            a[i as usize] = Vector::cast_from(x[(kk * 4 + i) as usize]);
+        }
+        #[unroll]
+        for np in 0..comptime!(n_tiles / 2) {
+            // Matrices (transposed): rows 16·kk + 0-7 | 8-15, columns 16·np + 0-7 | 8-15.
+            let row = kk * 16 + lm_row + 8 * (lm_mat % 2);
+            let at = row * ld + np * 16 + 8 * (lm_mat / 2);
+            let b = def.load_matrix::<Vector<E, N>, Pair>(
+                &b_s.slice((at / vec) as usize, ((at + 8) / vec) as usize),
+                MatrixIdent::B,
+                4usize,
+                true,
+            );
+            #[unroll]
+            for half in 0..2u32 {
+                mma_step::<E>(
+                    &a,
+                    0u32,
+                    &b,
+                    comptime!(half * 2),
+                    acc,
+                    comptime!((np * 2 + half) * 2),
+                );
+            }
+        }
+    }
+}
+
+/// dK and dV. Grid `(ceil(Sk / (16·planes)), B·Hkv)`, cube `(32, planes)`.
+#[cube(launch, fast_math = FastMath::ReducedPrecision | FastMath::NotInf)]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size>(
+    q: &Tensor<Vector<E, N>>,
+    k: &Tensor<Vector<E, N>>,
+    v: &Tensor<Vector<E, N>>,
+    dout: &Tensor<Vector<E, N>>,
+    lse: &Tensor<f32>,
+    delta: &Tensor<f32>,
+    dk: &mut Tensor<Vector<E, NO>>,
+    dv: &mut Tensor<Vector<E, NO>>,
+    s: &PortableScalars,
+    #[comptime] p: BwdMmaParams,
+    #[define(E)] _dtype: StorageType,
+) {
+    let vec = p.vec;
+    let units = comptime!(p.planes * 32);
+    let block_kv = comptime!(p.planes * 16);
+    let ld_k = comptime!(p.head_dim + PAD);
+    let ld_v = comptime!(p.val_dim + PAD);
+    let q_tiles = comptime!(p.tile / 8);
+    let d_tiles = comptime!(p.head_dim / 8);
+    let dv_tiles = comptime!(p.val_dim / 8);
+
+    let kv_heads = k.shape(1) as u32;
+    let seq_q = q.shape(2) as u32;
+    let seq_kv = k.shape(2) as u32;
+    let b = CUBE_POS_Y / kv_heads;
+    let kvh = CUBE_POS_Y % kv_heads;
+    let lane = UNIT_POS_X;
+    let plane = UNIT_POS_Y;
+    let tid = plane * 32 + lane;
+    let g = lane / 4;
+    let t = lane % 4;
+    let lm_row = lane % 8;
+    let lm_mat = lane / 8;
+    let k_first = CUBE_POS_X * block_kv;
+    let plane_key = k_first + plane * 16 + g;
+    let offset = seq_kv as i32 - seq_q as i32;
+
+    let k_last = min(k_first + block_kv, seq_kv) as i32 - 1;
+    let mut q_lo = 0i32;
+    let mut q_hi = seq_q as i32;
+    if p.has_right {
+        q_lo = max(0i32, k_first as i32 - offset - s.right as i32);
+    }
+    if p.has_left {
+        q_hi = min(q_hi, k_last - offset + s.left as i32 + 1);
+    }
+
+    let mut k_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((block_kv * ld_k / vec) as usize),
+        16usize,
+    );
+    let mut v_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((block_kv * ld_v / vec) as usize),
+        16usize,
+    );
+    let mut q_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((p.tile * ld_k / vec) as usize),
+        16usize,
+    );
+    let mut do_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((p.tile * ld_v / vec) as usize),
+        16usize,
+    );
+    let mut lse_s = SharedMemory::<f32>::new(p.tile as usize);
+    let mut delta_s = SharedMemory::<f32>::new(p.tile as usize);
+
+    let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
+    let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
+    stage::<E, N>(
+        k,
+        k_base,
+        k_first as i32,
+        seq_kv,
+        &mut k_s,
+        block_kv,
+        p.head_dim,
+        ld_k,
+        vec,
+        units,
+        tid,
+    );
+    stage::<E, N>(
+        v,
+        v_base,
+        k_first as i32,
+        seq_kv,
+        &mut v_s,
+        block_kv,
+        p.val_dim,
+        ld_v,
+        vec,
+        units,
+        tid,
+    );
+
+    let mut dk_acc = Array::<Vector<f32, Pair>>::new(comptime!((d_tiles * 2) as usize));
+    let mut dv_acc = Array::<Vector<f32, Pair>>::new(comptime!((dv_tiles * 2) as usize));
+    #[unroll]
+    for i in 0..comptime!(d_tiles * 2) {
+        dk_acc[i as usize] = Vector::new(0.0f32);
+    }
+    #[unroll]
+    for i in 0..comptime!(dv_tiles * 2) {
+        dv_acc[i as usize] = Vector::new(0.0f32);
+    }
+    let mut st = Array::<Vector<f32, Pair>>::new(comptime!((q_tiles * 2) as usize));
+    let mut dpt = Array::<Vector<f32, Pair>>::new(comptime!((q_tiles * 2) as usize));
+
+    for gh in 0..s.group {
+        let h = kvh * s.group + gh;
+        let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
+        let do_base = b as usize * dout.stride(0) + h as usize * dout.stride(1);
+        let lse_base = b as usize * lse.stride(0) + h as usize * lse.stride(1);
+        let delta_base = b as usize * delta.stride(0) + h as usize * delta.stride(1);
+        let mut start = q_lo;
+        while start < q_hi {
+            sync_cube();
+            stage::<E, N>(
+                q, q_base, start, seq_q, &mut q_s, p.tile, p.head_dim, ld_k, vec, units, tid,
+            );
+            stage::<E, N>(
+                dout, do_base, start, seq_q, &mut do_s, p.tile, p.val_dim, ld_v, vec, units, tid,
+            );
+            if tid < p.tile {
+                let row = start + tid as i32;
+                let mut l = 0.0f32;
+                let mut dl = 0.0f32;
+                if row < seq_q as i32 {
+                    l = lse[lse_base + row as usize * lse.stride(2)];
+                    dl = delta[delta_base + row as usize * delta.stride(2)];
+                }
+                lse_s[tid as usize] = l;
+                delta_s[tid as usize] = dl;
+            }
+            sync_cube();
+
+            // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for the plane's 16 keys against the tile's queries.
+            product_nt::<E, N>(
+                &k_s,
+                plane * 16,
+                &q_s,
+                &mut st,
+                q_tiles,
+                p.head_dim,
+                ld_k,
+                vec,
+                lm_row,
+                lm_mat,
+            );
+            product_nt::<E, N>(
+                &v_s,
+                plane * 16,
+                &do_s,
+                &mut dpt,
+                q_tiles,
+                p.val_dim,
+                ld_v,
+                vec,
+                lm_row,
+                lm_mat,
+            );
+
+            // Pᵀ into st, dSᵀ into dpt. Per-element masking only where the tile crosses a
+            // boundary: the sequence ends or the causal/window band.
+            let row_lo = start;
+            let row_hi = start + p.tile as i32 - 1;
+            let key_hi = k_first as i32 + block_kv as i32 - 1;
+            let needs_mask = row_hi >= q_hi
+                || key_hi >= seq_kv as i32
+                || (p.has_right && key_hi > row_lo + offset + s.right as i32)
+                || (p.has_left && (k_first as i32) < row_hi + offset - s.left as i32);
+            #[unroll]
+            for j in 0..q_tiles {
+                #[unroll]
+                for r in 0..2u32 {
+                    let key = (plane_key + r * 8) as i32;
+                    let at = (j * 2 + r) as usize;
+                    let mut pv = st[at];
+                    let mut dsv = dpt[at];
+                    #[unroll]
+                    for c in 0..2u32 {
+                        let qi = j * 8 + t * 2 + c;
+                        let row = start + qi as i32;
+                        let mut ok = true;
+                        if needs_mask {
+                            ok = visible_mma(
+                                row,
+                                key,
+                                q_hi,
+                                seq_kv as i32,
+                                offset,
+                                s,
+                                p.has_left,
+                                p.has_right,
+                            );
+                        }
+                        let arg = select(
+                            ok,
+                            pv[c as usize] * s.scale - lse_s[qi as usize],
+                            f32::new(NO_MAX),
+                        );
+                        let prob = arg.exp();
+                        pv[c as usize] = prob;
+                        dsv[c as usize] = prob * (dsv[c as usize] - delta_s[qi as usize]);
+                    }
+                    st[at] = pv;
+                    dpt[at] = dsv;
+                }
+            }
+
+            // dV += Pᵀ·dO and dK += dSᵀ·Q.
+            product_acc_b::<E, N>(
+                &st,
+                &do_s,
+                &mut dv_acc,
+                q_tiles,
+                dv_tiles,
+                ld_v,
+                vec,
+                lm_row,
+                lm_mat,
+            );
+            product_acc_b::<E, N>(
+                &dpt,
+                &q_s,
+                &mut dk_acc,
+                q_tiles,
+                d_tiles,
+                ld_k,
+                vec,
+                lm_row,
+                lm_mat,
+            );
+            start += p.tile as i32;
+        }
+    }
+
+    #[unroll]
+    for r in 0..2u32 {
+        let key = plane_key + r * 8;
+        if key < seq_kv {
+            let dk_base = b as usize * dk.stride(0)
+                + kvh as usize * dk.stride(1)
+                + key as usize * dk.stride(2);
+            #[unroll]
+            for i in 0..d_tiles {
+                let mut pair = dk_acc[(i * 2 + r) as usize];
+                pair[0] *= s.scale;
+                pair[1] *= s.scale;
+                write_pair::<E, NO>(dk, dk_base + (i * 8 + t * 2) as usize, pair, p.out_vec);
+            }
+            let dv_base = b as usize * dv.stride(0)
+                + kvh as usize * dv.stride(1)
+                + key as usize * dv.stride(2);
+            #[unroll]
+            for i in 0..dv_tiles {
+                let pair = dv_acc[(i * 2 + r) as usize];
+                write_pair::<E, NO>(dv, dv_base + (i * 8 + t * 2) as usize, pair, p.out_vec);
+            }
+        }
+    }
+}
+
+/// dQ. Grid `(ceil(Sq / (16·planes)), B·H)`, cube `(32, planes)`.
+#[cube(launch, fast_math = FastMath::ReducedPrecision | FastMath::NotInf)]
+#[allow(clippy::too_many_arguments)]
+pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
+    q: &Tensor<Vector<E, N>>,
+    k: &Tensor<Vector<E, N>>,
+    v: &Tensor<Vector<E, N>>,
+    dout: &Tensor<Vector<E, N>>,
+    lse: &Tensor<f32>,
+    delta: &Tensor<f32>,
+    dq: &mut Tensor<Vector<E, NO>>,
+    s: &PortableScalars,
+    #[comptime] p: BwdMmaParams,
+    #[define(E)] _dtype: StorageType,
+) {
+    let vec = p.vec;
+    let units = comptime!(p.planes * 32);
+    let block_q = comptime!(p.planes * 16);
+    let ld_k = comptime!(p.head_dim + PAD);
+    let ld_v = comptime!(p.val_dim + PAD);
+    let k_tiles = comptime!(p.tile / 8);
+    let d_tiles = comptime!(p.head_dim / 8);
+
+    let heads = q.shape(1) as u32;
+    let seq_q = q.shape(2) as u32;
+    let seq_kv = k.shape(2) as u32;
+    let bh = CUBE_POS_Y;
+    let b = bh / heads;
+    let h = bh % heads;
+    let kvh = h / s.group;
+    let lane = UNIT_POS_X;
+    let plane = UNIT_POS_Y;
+    let tid = plane * 32 + lane;
+    let g = lane / 4;
+    let t = lane % 4;
+    let lm_row = lane % 8;
+    let lm_mat = lane / 8;
+    let q_first = CUBE_POS_X * block_q;
+    let plane_row = q_first + plane * 16 + g;
+    let offset = seq_kv as i32 - seq_q as i32;
+
+    let q_last = min(q_first + block_q, seq_q) as i32 - 1;
+    let mut kv_lo = 0i32;
+    let mut kv_hi = seq_kv as i32;
+    if p.has_left {
+        kv_lo = max(0i32, q_first as i32 + offset - s.left as i32);
+    }
+    if p.has_right {
+        kv_hi = min(kv_hi, q_last + offset + s.right as i32 + 1);
+    }
+
+    let mut q_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((block_q * ld_k / vec) as usize),
+        16usize,
+    );
+    let mut do_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((block_q * ld_v / vec) as usize),
+        16usize,
+    );
+    let mut k_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((p.tile * ld_k / vec) as usize),
+        16usize,
+    );
+    let mut v_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((p.tile * ld_v / vec) as usize),
+        16usize,
+    );
+
+    let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
+    let do_base = b as usize * dout.stride(0) + h as usize * dout.stride(1);
+    stage::<E, N>(
+        q,
+        q_base,
+        q_first as i32,
+        seq_q,
+        &mut q_s,
+        block_q,
+        p.head_dim,
+        ld_k,
+        vec,
+        units,
+        tid,
+    );
+    stage::<E, N>(
+        dout,
+        do_base,
+        q_first as i32,
+        seq_q,
+        &mut do_s,
+        block_q,
+        p.val_dim,
+        ld_v,
+        vec,
+        units,
+        tid,
+    );
+    // Each lane's two rows: their LSE and delta.
+    let mut l_row = Array::<f32>::new(2usize);
+    let mut d_row = Array::<f32>::new(2usize);
+    #[unroll]
+    for r in 0..2u32 {
+        let row = plane_row + r * 8;
+        let mut l = 0.0f32;
+        let mut dl = 0.0f32;
+        if row < seq_q {
+            l = lse[b as usize * lse.stride(0)
+                + h as usize * lse.stride(1)
+                + row as usize * lse.stride(2)];
+            dl = delta[b as usize * delta.stride(0)
+                + h as usize * delta.stride(1)
+                + row as usize * delta.stride(2)];
+        }
+        l_row[r as usize] = l;
+        d_row[r as usize] = dl;
+    }
+
+    let mut dq_acc = Array::<Vector<f32, Pair>>::new(comptime!((d_tiles * 2) as usize));
+    #[unroll]
+    for i in 0..comptime!(d_tiles * 2) {
+        dq_acc[i as usize] = Vector::new(0.0f32);
+    }
+    let mut sc = Array::<Vector<f32, Pair>>::new(comptime!((k_tiles * 2) as usize));
+    let mut dp = Array::<Vector<f32, Pair>>::new(comptime!((k_tiles * 2) as usize));
+    let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
+    let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
+
+    let mut start = kv_lo;
+    while start < kv_hi {
+        sync_cube();
+        stage::<E, N>(
+            k, k_base, start, seq_kv, &mut k_s, p.tile, p.head_dim, ld_k, vec, units, tid,
+        );
+        stage::<E, N>(
+            v, v_base, start, seq_kv, &mut v_s, p.tile, p.val_dim, ld_v, vec, units, tid,
+        );
+        sync_cube();
+
+        product_nt::<E, N>(
+            &q_s,
+            plane * 16,
+            &k_s,
+            &mut sc,
+            k_tiles,
+            p.head_dim,
+            ld_k,
+            vec,
+            lm_row,
+            lm_mat,
+        );
+        product_nt::<E, N>(
+            &do_s,
+            plane * 16,
+            &v_s,
+            &mut dp,
+            k_tiles,
+            p.val_dim,
+            ld_v,
+            vec,
+            lm_row,
+            lm_mat,
+        );
+        // dS into dp, masking per element only on boundary tiles.
+        let key_hi = start + p.tile as i32 - 1;
+        let needs_mask = key_hi >= kv_hi
+            || q_last < (q_first + block_q) as i32 - 1
+            || (p.has_right && key_hi > q_first as i32 + offset + s.right as i32)
+            || (p.has_left && start < q_last + offset - s.left as i32);
+        #[unroll]
+        for j in 0..k_tiles {
+            #[unroll]
+            for r in 0..2u32 {
+                let row = (plane_row + r * 8) as i32;
+                let at = (j * 2 + r) as usize;
+                let sv = sc[at];
+                let mut dsv = dp[at];
+                #[unroll]
+                for c in 0..2u32 {
+                    let key = start + (j * 8 + t * 2 + c) as i32;
+                    let mut ok = true;
+                    if needs_mask {
+                        ok = visible_mma(
+                            row,
+                            key,
+                            seq_q as i32,
+                            kv_hi,
+                            offset,
+                            s,
+                            p.has_left,
+                            p.has_right,
+                        );
+                    }
+                    let arg = select(
+                        ok,
+                        sv[c as usize] * s.scale - l_row[r as usize],
+                        f32::new(NO_MAX),
+                    );
+                    let prob = arg.exp();
+                    dsv[c as usize] = prob * (dsv[c as usize] - d_row[r as usize]);
+                }
+                dp[at] = dsv;
+            }
+        }
+        // dQ += dS·K.
+        product_acc_b::<E, N>(
+            &dp,
+            &k_s,
+            &mut dq_acc,
+            k_tiles,
+            d_tiles,
+            ld_k,
+            vec,
+            lm_row,
+            lm_mat,
+        );
+        start += p.tile as i32;
+    }
+
+    #[unroll]
+    for r in 0..2u32 {
+        let row = plane_row + r * 8;
+        if row < seq_q {
+            let base =
+                b as usize * dq.stride(0) + h as usize * dq.stride(1) + row as usize * dq.stride(2);
+            #[unroll]
+            for i in 0..d_tiles {
+                let mut pair = dq_acc[(i * 2 + r) as usize];
+                pair[0] *= s.scale;
+                pair[1] *= s.scale;
+                write_pair::<E, NO>(dq, base + (i * 8 + t * 2) as usize, pair, p.out_vec);
+            }
+        }
+    }
+}
