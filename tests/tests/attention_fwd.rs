@@ -444,16 +444,18 @@ fn eight_threads_with_mixed_shapes_on_one_device() {
 }
 
 #[test]
-fn nan_inputs_propagate_like_the_reference() {
+fn nan_and_inf_inputs_propagate_like_the_reference() {
     // A NaN in q poisons its row; a NaN in one key poisons exactly the rows that see that key
-    // (causal: not the rows before it). Both kernels and the reference path must agree.
-    fn run<B: FlashAttentionBackend>(device: &B::Device) {
+    // (causal: not the rows before it). An infinity gives infinite scores: +inf ones make the
+    // row NaN (inf - inf in the softmax), -inf ones act as masked. Both kernels and the
+    // reference path must agree with the f64 reference, and nothing hangs.
+    fn run<B: FlashAttentionBackend>(device: &B::Device, poison: f32) {
         let (b, h, s, d) = (1, 2, 12, 32);
         let mut q = random_f32(b * h * s * d, 31);
         let mut k = random_f32(b * h * s * d, 32);
         let v = random_f32(b * h * s * d, 33);
-        q[3 * d] = f32::NAN; // head 0, query 3
-        k[(s + 5) * d + 2] = f32::NAN; // head 1, key 5
+        q[3 * d] = poison; // head 0, query 3
+        k[(s + 5) * d + 2] = poison; // head 1, key 5
         let to64 = |x: &[f32]| x.iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
         let inputs = RefInputs {
             q: to64(&q),
@@ -486,14 +488,19 @@ fn nan_inputs_propagate_like_the_reference() {
             .map(|i| (i / (s * d), (i / d) % s, i % d, got_out[i], want[i]));
         assert!(
             err < 1e-4,
-            "{}: output differs from the reference: {err:e}, first at (head, row, col, got, want) = {first_bad:?}",
+            "{} with {poison}: output differs from the reference: {err:e}, first at (head, row, col, got, want) = {first_bad:?}",
             std::any::type_name::<B>()
         );
         let err = max_err(&to_f64(got.lse), &want_lse);
-        assert!(err < 1e-4, "LSE differs from the reference: {err:e}");
+        assert!(
+            err < 1e-4,
+            "{poison}: LSE differs from the reference: {err:e}"
+        );
     }
-    run::<NdArray>(&Default::default());
-    run::<Gpu>(&gpu());
+    for poison in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        run::<NdArray>(&Default::default(), poison);
+        run::<Gpu>(&gpu(), poison);
+    }
 }
 
 #[test]

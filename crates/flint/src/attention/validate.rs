@@ -151,6 +151,12 @@ pub(crate) fn validate<B: Backend>(
             rule: format!("probability must be in [0, 1), got {p}"),
         });
     }
+    index_range(
+        q.dims(),
+        k.dims(),
+        v.dims(),
+        mask.is_some() || bias.is_some(),
+    )?;
     Ok(AttentionProblem {
         batch: b,
         heads: h,
@@ -166,4 +172,82 @@ pub(crate) fn validate<B: Backend>(
         has_bias: mask.is_some() || bias.is_some(),
         dropout: options.dropout.filter(|(p, _)| *p > 0.0),
     })
+}
+
+/// The kernels address elements with 32-bit offsets: the largest tensor a call touches (the
+/// output, the inputs, and with a bias or mask its `[B, H, Sq, Sk]` gradient) must stay below
+/// 2^31 elements. Larger calls are refused here, never wrapped around on the device.
+pub(crate) const MAX_ELEMENTS: u64 = 1 << 31;
+
+fn index_range(
+    q: [usize; 4],
+    k: [usize; 4],
+    v: [usize; 4],
+    scores: bool,
+) -> Result<(), AttentionError> {
+    let [b, h, sq, _] = q;
+    let [_, _, sk, dv] = v;
+    let count = |dims: &[usize]| dims.iter().fold(1u64, |n, &x| n.saturating_mul(x as u64));
+    let mut tensors = vec![
+        ("q", q.to_vec()),
+        ("k", k.to_vec()),
+        ("v", v.to_vec()),
+        ("q", vec![b, h, sq, dv]),
+    ];
+    if scores {
+        tensors.push(("bias", vec![b, h, sq, sk]));
+    }
+    for (arg, dims) in tensors {
+        let n = count(&dims);
+        if n >= MAX_ELEMENTS {
+            return Err(AttentionError::Shape {
+                arg,
+                got: dims,
+                rule: format!(
+                    "{n} elements (with the output and, for a bias or mask, the [B, H, Sq, Sk] \
+                     scores it covers) exceed the kernels' 32-bit addressing limit of 2^31"
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn calls_past_32_bit_addressing_are_refused_with_the_argument_named() {
+        let small = [1, 1, 4096, 128];
+        assert!(index_range(small, small, small, true).is_ok());
+        // 2^31 query elements: q is named.
+        let err = index_range(
+            [1 << 16, 1 << 10, 1, 32],
+            [1 << 16, 1, 1, 32],
+            [1 << 16, 1, 1, 32],
+            false,
+        )
+        .expect_err("2^31 query elements");
+        assert!(
+            err.to_string().contains("`q`") && err.to_string().contains("32-bit"),
+            "{err}"
+        );
+        // A value head dim that makes only the output too large is charged to q's call too.
+        let err = index_range(
+            [1, 1 << 15, 1 << 10, 32],
+            [1, 1, 1, 32],
+            [1, 1, 1, 256],
+            false,
+        )
+        .expect_err("2^33 output elements");
+        assert!(err.to_string().contains("32-bit"), "{err}");
+        // 2^32 scores under a bias or mask: the bias is named; without one the same shapes run.
+        let long = [1, 1, 1 << 16, 32];
+        let err = index_range(long, long, long, true).expect_err("2^32 scores");
+        assert!(err.to_string().contains("`bias`"), "{err}");
+        assert!(index_range(long, long, long, false).is_ok());
+        // Overflowing products saturate rather than wrap.
+        assert!(index_range([usize::MAX, 2, 2, 2], [1, 1, 1, 1], [1, 1, 1, 1], false).is_err());
+    }
 }

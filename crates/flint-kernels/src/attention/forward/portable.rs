@@ -221,7 +221,8 @@ pub fn attention_fwd_portable<F: Float>(
             b as usize * out.stride(0) + h as usize * out.stride(1) + row as usize * out.stride(2);
         let lse_at =
             b as usize * lse.stride(0) + h as usize * lse.stride(1) + row as usize * lse.stride(2);
-        if saw_nan {
+        // An infinite score makes l NaN (inf - inf in the exponent): NaN as well.
+        if saw_nan || l.is_nan() {
             let nan = s.nan;
             for d in 0..p.val_dim as usize {
                 out[o_base + d * out.stride(3)] = F::cast_from(nan);
