@@ -55,8 +55,8 @@ pub use locked_file::MAX_FILE_BYTES;
 pub use op::Op;
 pub use policy::{Autotune, CacheMiss, Policy};
 pub use selector::{
-    CACHE_SCHEMA, Choice, DiskCache, DiskEntry, MEMORY_CACHE_CAPACITY, MemoryCache, Overlay,
-    OverlayGuard, Selector, overlay, overlay_depth,
+    CACHE_SCHEMA, CacheWriter, Choice, DiskCache, DiskEntry, MEMORY_CACHE_CAPACITY, MemoryCache,
+    Overlay, OverlayGuard, Selector, overlay, overlay_depth,
 };
 pub use spec::{OpSpec, OutputShapesFn};
 pub use tuner::{Benchmark, Stats, TuneReport, Tuner};

@@ -76,12 +76,16 @@ struct RawFile {
 
 type Entries = BTreeMap<String, DiskEntry>;
 
+/// How a cache file's new text reaches the disk: `(path, text)`, atomically or not at all.
+pub type CacheWriter = Arc<dyn Fn(&Path, &str) -> std::io::Result<()> + Send + Sync>;
+
 /// The persistent cache rooted at one directory.
 pub struct DiskCache {
     dir: PathBuf,
     /// Files already read by this process: path -> entries.
     loaded: Mutex<HashMap<PathBuf, Arc<Entries>>>,
     warned_unwritable: AtomicBool,
+    writer: CacheWriter,
 }
 
 impl DiskCache {
@@ -91,7 +95,16 @@ impl DiskCache {
             dir: dir.into(),
             loaded: Mutex::new(HashMap::new()),
             warned_unwritable: AtomicBool::new(false),
+            writer: Arc::new(|path: &Path, text: &str| locked_file::write_atomic(path, text)),
         }
+    }
+
+    /// Replaces the final write (an atomic temp-file-and-rename by default): a seam for
+    /// injecting write faults (disk full, permission denied, a write cut short) in tests.
+    /// The lock, the re-read and the merge around it are unchanged.
+    pub fn with_writer(mut self, writer: CacheWriter) -> Self {
+        self.writer = writer;
+        self
     }
 
     /// The root directory.
@@ -187,13 +200,14 @@ impl DiskCache {
         // Re-read under the lock: another process may have added entries since our load.
         let mut entries = load(path, fp, op, version, Locked::Yes);
         entries.insert(key.digest().to_string(), entry);
-        write_file(path, fp, op, version, &entries)?;
+        write_file(self.writer.as_ref(), path, fp, op, version, &entries)?;
         Ok(entries)
     }
 }
 
 /// Writes the whole file atomically.
 fn write_file(
+    writer: &dyn Fn(&Path, &str) -> std::io::Result<()>,
     path: &Path,
     fp: &DeviceFingerprint,
     op: &str,
@@ -208,8 +222,7 @@ fn write_file(
         entries: entries.clone(),
     };
     let text = serde_yaml::to_string(&file).map_err(|e| format!("cannot encode: {e}"))?;
-    locked_file::write_atomic(path, &text)
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+    writer(path, &text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Whether the caller already holds the file's lock (flock is per open file, so taking it
@@ -244,7 +257,7 @@ fn load(path: &Path, fp: &DeviceFingerprint, op: &str, version: u32, locked: Loc
             Err((_, salvaged)) => {
                 let aside = locked_file::set_aside(path).map_err(|e| e.to_string())?;
                 if !salvaged.is_empty() {
-                    write_file(path, fp, op, version, &salvaged)?;
+                    write_file(&locked_file::write_atomic, path, fp, op, version, &salvaged)?;
                 }
                 Ok(Some((aside, salvaged)))
             }

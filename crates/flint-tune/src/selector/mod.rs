@@ -10,7 +10,7 @@ mod overrides;
 
 use std::sync::{Mutex, OnceLock, RwLock};
 
-pub use disk_cache::{CACHE_SCHEMA, DiskCache, DiskEntry};
+pub use disk_cache::{CACHE_SCHEMA, CacheWriter, DiskCache, DiskEntry};
 pub use memory_cache::{MEMORY_CACHE_CAPACITY, MemoryCache};
 pub use overlay::{Overlay, OverlayGuard, overlay, overlay_depth};
 
