@@ -346,23 +346,9 @@ where
 fn time<B: Backend>(
     device: &B::Device,
     iters: usize,
-    mut f: impl FnMut() -> Tensor<B, 4>,
+    f: impl FnMut() -> Tensor<B, 4>,
 ) -> (f64, f64) {
-    let started = Instant::now();
-    let _ = f();
-    let _ = B::sync(device);
-    let first = started.elapsed().as_secs_f64() * 1e3;
-    let mut ms: Vec<f64> = (0..iters.max(1))
-        .map(|_| {
-            let started = Instant::now();
-            let out = f();
-            let _ = B::sync(device);
-            drop(out);
-            started.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    ms.sort_by(f64::total_cmp);
-    (ms[ms.len() / 2], first)
+    time_any::<B, _>(device, iters, f)
 }
 
 /// Burn's attention materialises the `[B, H, Sq, Sk]` scores; past this it is skipped.

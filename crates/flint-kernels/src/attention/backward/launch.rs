@@ -7,7 +7,7 @@ use flint_tune::{Choice, Invocation, Op, Selector};
 use super::mma::{BwdMmaParams, attention_bwd_dkdv_mma, attention_bwd_dq_mma};
 use super::portable::{BwdParams, attention_bwd_delta, attention_bwd_dkdv, attention_bwd_dq};
 use crate::attention::config::MMA_PLANES;
-use crate::attention::forward::scalars;
+use crate::attention::forward::{scalars, vector_ok};
 use crate::attention::{AttentionBwdConfig, AttentionBwdOp, AttentionProblem, Variant};
 use crate::{CubeclBenchmark, DeviceLimits, KernelError, fingerprint};
 
@@ -259,10 +259,4 @@ fn launch_with<R: Runtime>(
         }
     }
     Ok(())
-}
-
-/// Whether a 4-D tensor with `strides` can be read `width` elements at a time along its last
-/// dim: that dim contiguous and every other stride a multiple of `width`.
-fn vector_ok(strides: &[usize], width: usize) -> bool {
-    strides.len() == 4 && strides[3] == 1 && strides[..3].iter().all(|s| s % width == 0)
 }

@@ -5,3 +5,4 @@ mod mma;
 mod portable;
 
 pub use launch::{AttentionBwdArgs, choose_attention_bwd, launch_attention_bwd};
+pub(crate) use portable::stage_rows;

@@ -117,7 +117,7 @@ fn visible(row: i32, key: i32, offset: i32, s: &PortableScalars, #[comptime] p: 
 /// over `units` units; rows at or past `seq` read as zero.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn stage_rows<F: Float>(
+pub(crate) fn stage_rows<F: Float>(
     src: &Tensor<F>,
     base: usize,
     start: i32,

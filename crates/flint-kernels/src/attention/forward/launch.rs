@@ -180,7 +180,7 @@ fn launch_with<R: Runtime>(
 
 /// Whether a 4-D tensor with `strides` can be read `width` elements at a time along its last
 /// dim: that dim contiguous and every other stride a multiple of `width`.
-fn vector_ok(strides: &[usize], width: usize) -> bool {
+pub(crate) fn vector_ok(strides: &[usize], width: usize) -> bool {
     strides.len() == 4 && strides[3] == 1 && strides[..3].iter().all(|s| s % width == 0)
 }
 

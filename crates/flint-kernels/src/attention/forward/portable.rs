@@ -12,6 +12,7 @@
 use cubecl::prelude::*;
 
 use super::{MASKED_BELOW, NO_MAX};
+use crate::attention::backward::stage_rows;
 use crate::attention::dropout::uniform_cube;
 
 /// Compile-time shape of one kernel instance.
@@ -127,7 +128,7 @@ pub fn attention_fwd_portable<F: Float>(
     let mut start = kv_lo;
     while start < kv_hi {
         // Stage the tiles; keys past the end read as zero and are masked below.
-        stage_tile::<F>(
+        stage_rows::<F>(
             k,
             k_base,
             start,
@@ -137,7 +138,7 @@ pub fn attention_fwd_portable<F: Float>(
             p.head_dim,
             p.block_q,
         );
-        stage_tile::<F>(
+        stage_rows::<F>(
             v,
             v_base,
             start,
@@ -243,34 +244,5 @@ pub fn attention_fwd_portable<F: Float>(
             }
             lse[lse_at] = s.neg_inf;
         }
-    }
-}
-
-/// Copies keys `start..start + rows` of one (batch, head) of `src` (from element `base`) into
-/// `tile` as f32, `width` values per key, spread over `units` units; keys at or past `seq`
-/// read as zero.
-#[cube]
-#[allow(clippy::too_many_arguments)]
-fn stage_tile<F: Float>(
-    src: &Tensor<F>,
-    base: usize,
-    start: i32,
-    seq: u32,
-    tile: &mut SharedMemory<f32>,
-    #[comptime] rows: u32,
-    #[comptime] width: u32,
-    #[comptime] units: u32,
-) {
-    let mut idx = UNIT_POS_X;
-    while idx < rows * width {
-        let key = start + (idx / width) as i32;
-        let mut x = 0.0f32;
-        if key < seq as i32 {
-            x = f32::cast_from(
-                src[base + key as usize * src.stride(2) + (idx % width) as usize * src.stride(3)],
-            );
-        }
-        tile[idx as usize] = x;
-        idx += units;
     }
 }
