@@ -29,5 +29,7 @@ cargo clippy --workspace --all-targets --locked \
   --features flint-kernels/cuda,flint-tests/cuda,flint-examples/cuda,flint-benches/cuda -- -D warnings
 echo "== cargo check --features rocm (builds without a ROCm install; no AMD GPU runs it here)"
 cargo check -p flint --no-default-features --features rocm --locked
+echo "== cargo doc (every public item documented, no broken links)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 echo "== cargo test"
 cargo test --workspace --locked "$@"
