@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 
 use flint_tune::{CallKey, Invocation, Op, OpSpec, SigValue};
 
+use super::op::{bucketed_key, fits, head_dims};
 use crate::DeviceLimits;
-use crate::attention::{AttentionBwdConfig, SUPPORTED_HEAD_DIMS, Variant};
+use crate::attention::{AttentionBwdConfig, Variant};
 
 /// The attention backward (dQ, dK, dV and optionally the bias gradient) on one device.
 pub struct AttentionBwdOp {
@@ -117,23 +118,11 @@ impl Op for AttentionBwdOp {
     }
 
     fn key(&self, inv: &Invocation) -> CallKey {
-        let sig = inv
-            .signature()
-            .clone()
-            .bucket_pow2("seq_q")
-            .bucket_pow2("seq_kv")
-            .bucket_pow2("batch");
-        CallKey::new(self.id(), self.version(), &sig)
+        bucketed_key(self.id(), self.version(), inv)
     }
 
     fn check(&self, inv: &Invocation, c: &AttentionBwdConfig) -> Result<(), String> {
-        let sig = inv.signature();
-        let (d, dv) = (sig.size("head_dim")?, sig.size("val_dim")?);
-        for (name, x) in [("head_dim", d), ("val_dim", dv)] {
-            if !SUPPORTED_HEAD_DIMS.contains(&x) {
-                return Err(format!("{name} {x} is not one of {SUPPORTED_HEAD_DIMS:?}"));
-            }
-        }
+        let (d, dv) = head_dims(inv)?;
         match c.variant {
             Variant::Portable => {
                 for (name, x) in [("block_q", c.block_q), ("block_kv", c.block_kv)] {
@@ -165,20 +154,6 @@ impl Op for AttentionBwdOp {
                 }
             }
         }
-        if c.units() > self.limits.max_units_per_cube {
-            return Err(format!(
-                "{} units exceed the device's {} per cube",
-                c.units(),
-                self.limits.max_units_per_cube
-            ));
-        }
-        let smem = c.smem_bytes(d, dv);
-        if smem > self.limits.shared_memory {
-            return Err(format!(
-                "needs {smem} bytes of shared memory, the device has {}",
-                self.limits.shared_memory
-            ));
-        }
-        Ok(())
+        fits(&self.limits, c.units(), c.smem_bytes(d, dv))
     }
 }

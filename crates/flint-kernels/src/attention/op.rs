@@ -48,6 +48,46 @@ impl AttentionFwdOp {
     }
 }
 
+/// The call key of both attention ops: sequence lengths and batch bucketed by powers of two.
+pub(crate) fn bucketed_key(id: &'static str, version: u32, inv: &Invocation) -> CallKey {
+    let sig = inv
+        .signature()
+        .clone()
+        .bucket_pow2("seq_q")
+        .bucket_pow2("seq_kv")
+        .bucket_pow2("batch");
+    CallKey::new(id, version, &sig)
+}
+
+/// `(D, Dv)` of the call, each one the kernels are compiled for.
+pub(crate) fn head_dims(inv: &Invocation) -> Result<(usize, usize), String> {
+    let sig = inv.signature();
+    let (d, dv) = (sig.size("head_dim")?, sig.size("val_dim")?);
+    for (name, x) in [("head_dim", d), ("val_dim", dv)] {
+        if !SUPPORTED_HEAD_DIMS.contains(&x) {
+            return Err(format!("{name} {x} is not one of {SUPPORTED_HEAD_DIMS:?}"));
+        }
+    }
+    Ok((d, dv))
+}
+
+/// Whether a cube of `units` units using `smem` bytes of shared memory fits the device.
+pub(crate) fn fits(limits: &DeviceLimits, units: u32, smem: usize) -> Result<(), String> {
+    if units > limits.max_units_per_cube {
+        return Err(format!(
+            "{units} units exceed the device's {} per cube",
+            limits.max_units_per_cube
+        ));
+    }
+    if smem > limits.shared_memory {
+        return Err(format!(
+            "needs {smem} bytes of shared memory, the device has {}",
+            limits.shared_memory
+        ));
+    }
+    Ok(())
+}
+
 /// Why the MMA variants cannot run a call of `inv`'s dtype on a device with `limits`.
 pub(crate) fn mma_refusal(limits: &DeviceLimits, inv: &Invocation) -> Option<String> {
     let sig = inv.signature();
@@ -126,23 +166,11 @@ impl Op for AttentionFwdOp {
     }
 
     fn key(&self, inv: &Invocation) -> CallKey {
-        let sig = inv
-            .signature()
-            .clone()
-            .bucket_pow2("seq_q")
-            .bucket_pow2("seq_kv")
-            .bucket_pow2("batch");
-        CallKey::new(self.id(), self.version(), &sig)
+        bucketed_key(self.id(), self.version(), inv)
     }
 
     fn check(&self, inv: &Invocation, c: &AttentionFwdConfig) -> Result<(), String> {
-        let sig = inv.signature();
-        let (d, dv) = (sig.size("head_dim")?, sig.size("val_dim")?);
-        for (name, x) in [("head_dim", d), ("val_dim", dv)] {
-            if !SUPPORTED_HEAD_DIMS.contains(&x) {
-                return Err(format!("{name} {x} is not one of {SUPPORTED_HEAD_DIMS:?}"));
-            }
-        }
+        let (d, dv) = head_dims(inv)?;
         match c.variant {
             Variant::Portable => {
                 if !(c.block_q.is_power_of_two() && (4..=128).contains(&c.block_q)) {
@@ -187,20 +215,6 @@ impl Op for AttentionFwdOp {
                 }
             }
         }
-        if c.units() > self.limits.max_units_per_cube {
-            return Err(format!(
-                "{} units exceed the device's {} per cube",
-                c.units(),
-                self.limits.max_units_per_cube
-            ));
-        }
-        let smem = c.smem_bytes(d, dv);
-        if smem > self.limits.shared_memory {
-            return Err(format!(
-                "needs {smem} bytes of shared memory, the device has {}",
-                self.limits.shared_memory
-            ));
-        }
-        Ok(())
+        fits(&self.limits, c.units(), c.smem_bytes(d, dv))
     }
 }
