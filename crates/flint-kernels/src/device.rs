@@ -44,6 +44,53 @@ impl DeviceLimits {
     }
 }
 
+impl DeviceLimits {
+    /// The limits recorded in a fingerprint made by [`fingerprint`] (its compute field lists
+    /// them), so that a config tuned elsewhere can be checked without the device.
+    ///
+    /// # Errors
+    /// When the fingerprint does not record them (made by hand or by another release).
+    pub fn from_fingerprint(fp: &DeviceFingerprint) -> Result<Self, String> {
+        let compute = fp.compute();
+        let field = |name: &str| -> Result<&str, String> {
+            let start = compute
+                .find(&format!("{name}="))
+                .map(|i| i + name.len() + 1)
+                .ok_or_else(|| format!("the fingerprint records no `{name}` limit"))?;
+            let rest = &compute[start..];
+            Ok(rest.split(' ').next().unwrap_or(rest))
+        };
+        let num = |name: &str| -> Result<usize, String> {
+            field(name)?
+                .parse()
+                .map_err(|_| format!("the fingerprint's `{name}` is not a number"))
+        };
+        let flag = |name: &str| field(name).map(|v| v == "true");
+        let (lo, hi) = field("plane")?
+            .split_once("..")
+            .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+            .ok_or("the fingerprint's `plane` is not `min..max`")?;
+        let mma_start = compute
+            .find("mma=[")
+            .ok_or("the fingerprint records no `mma` list")?;
+        let mma_list = &compute[mma_start + 5..];
+        let mma_list = &mma_list[..mma_list.find(']').unwrap_or(mma_list.len())];
+        Ok(Self {
+            shared_memory: num("smem")?,
+            max_units_per_cube: u32::try_from(num("units")?)
+                .map_err(|_| "the fingerprint's `units` is out of range")?,
+            max_vector_size: num("vec")?,
+            plane_size: (lo, hi),
+            plane_ops: flag("plane_ops")?,
+            cmma: flag("cmma")?,
+            mma_16x8x16: ["f16", "bf16"]
+                .into_iter()
+                .filter(|t| mma_list.contains(&format!("\"{t}\"")))
+                .collect(),
+        })
+    }
+}
+
 fn mma_16x8x16(
     set: &std::collections::BTreeSet<cubecl::ir::features::MmaConfig>,
 ) -> Vec<&'static str> {

@@ -9,11 +9,14 @@
 #![warn(missing_docs)]
 
 pub mod attention;
+mod cached;
 mod device;
+pub mod devices;
 mod error;
 pub mod scale;
 mod timing;
 
+pub use cached::check_entry;
 pub use device::{DeviceLimits, fingerprint};
 pub use error::KernelError;
 pub use timing::CubeclBenchmark;

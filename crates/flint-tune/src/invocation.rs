@@ -153,6 +153,110 @@ impl Signature {
     }
 }
 
+impl std::str::FromStr for Signature {
+    type Err = String;
+
+    /// Parses [`Signature::canonical`] text back (used to re-check cached and imported
+    /// entries, which store the canonical signature of their key).
+    fn from_str(text: &str) -> Result<Self, String> {
+        let mut sig = Signature::new();
+        for item in split_top_level(text)? {
+            let (name, value) = item
+                .split_once('=')
+                .ok_or_else(|| format!("`{item}` is not name=value"))?;
+            if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                return Err(format!("`{name}` is not a signature name"));
+            }
+            sig = sig.with(name.to_string(), parse_value(value)?);
+        }
+        Ok(sig)
+    }
+}
+
+/// Splits canonical text at the `;` that are outside quotes and brackets.
+fn split_top_level(text: &str) -> Result<Vec<&str>, String> {
+    let (mut items, mut start, mut depth, mut quoted, mut escaped) =
+        (vec![], 0, 0i32, false, false);
+    for (i, c) in text.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' if quoted => escaped = true,
+            '"' => quoted = !quoted,
+            '[' if !quoted => depth += 1,
+            ']' if !quoted => depth -= 1,
+            ';' if !quoted && depth == 0 => {
+                items.push(&text[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if quoted || depth != 0 {
+        return Err("unbalanced quotes or brackets".to_string());
+    }
+    if !text.is_empty() {
+        items.push(&text[start..]);
+    }
+    Ok(items)
+}
+
+/// One value as [`SigValue`]'s `Display` writes it.
+fn parse_value(text: &str) -> Result<SigValue, String> {
+    match text {
+        "true" => return Ok(SigValue::Bool(true)),
+        "false" => return Ok(SigValue::Bool(false)),
+        _ => {}
+    }
+    if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
+        return unescape(inner).map(SigValue::Str);
+    }
+    if let Some(inner) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+        return inner
+            .split(',')
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+            .map(|d| d.parse::<u64>().map_err(|_| format!("bad dimension `{d}`")))
+            .collect::<Result<Vec<_>, _>>()
+            .map(SigValue::Dims);
+    }
+    if let Ok(i) = text.parse::<i64>() {
+        return Ok(SigValue::Int(i));
+    }
+    text.parse::<f64>()
+        .map(SigValue::Float)
+        .map_err(|_| format!("`{text}` is not a signature value"))
+}
+
+/// Undoes `str`'s `Debug` escapes.
+fn unescape(text: &str) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let c = match chars.next() {
+            Some('n') => '\n',
+            Some('t') => '\t',
+            Some('r') => '\r',
+            Some('0') => '\0',
+            Some(c @ ('\\' | '"' | '\'')) => c,
+            Some('u') => {
+                let rest: String = chars.by_ref().take_while(|&c| c != '}').collect();
+                let hex = rest.strip_prefix('{').ok_or("bad \\u escape")?;
+                u32::from_str_radix(hex, 16)
+                    .ok()
+                    .and_then(char::from_u32)
+                    .ok_or("bad \\u escape")?
+            }
+            _ => return Err("bad escape".to_string()),
+        };
+        out.push(c);
+    }
+    Ok(out)
+}
+
 /// The next power of two at or above `v` (values below 1 become 1; huge values saturate).
 pub fn bucket_pow2(v: i64) -> i64 {
     if v <= 1 {

@@ -22,7 +22,13 @@ pub struct CallKey {
 impl CallKey {
     /// The key of `signature` for version `version` of op `op`.
     pub fn new(op: &str, version: u32, signature: &Signature) -> Self {
-        let canonical = signature.canonical();
+        Self::from_canonical(op, version, signature.canonical())
+    }
+
+    /// The key whose signature has the canonical text `canonical` (as stored in a cache
+    /// entry), without parsing it.
+    pub fn from_canonical(op: &str, version: u32, canonical: impl Into<String>) -> Self {
+        let canonical = canonical.into();
         let mut hasher = Sha256::new();
         hasher.update(op.as_bytes());
         hasher.update([0]);

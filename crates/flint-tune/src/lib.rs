@@ -55,8 +55,9 @@ pub use locked_file::MAX_FILE_BYTES;
 pub use op::Op;
 pub use policy::{Autotune, CacheMiss, Policy};
 pub use selector::{
-    CACHE_SCHEMA, CacheWriter, Choice, DiskCache, DiskEntry, MEMORY_CACHE_CAPACITY, MemoryCache,
-    Overlay, OverlayGuard, Selector, overlay, overlay_depth,
+    BUNDLE_SCHEMA, Bundle, BundleFile, CACHE_SCHEMA, CacheWriter, Choice, Cleared, DiskCache,
+    DiskEntry, EntryCheck, ImportReport, Listing, MAX_BUNDLE_BYTES, MEMORY_CACHE_CAPACITY,
+    MemoryCache, Overlay, OverlayGuard, Selector, Skipped, StoredFile, overlay, overlay_depth,
 };
 pub use spec::{OpSpec, OutputShapesFn};
 pub use tuner::{Benchmark, Stats, TuneReport, Tuner};

@@ -164,8 +164,23 @@ impl DiskCache {
         key: &CallKey,
         entry: DiskEntry,
     ) -> Result<(), String> {
+        self.put_all(fp, op, version, vec![(key.digest().to_string(), entry)])
+    }
+
+    /// Adds or replaces several entries of one file in one locked write; the entries of the
+    /// file as written are returned. Used by [`DiskCache::put`] and imports.
+    ///
+    /// # Errors
+    /// As [`DiskCache::put`].
+    pub(crate) fn put_all(
+        &self,
+        fp: &DeviceFingerprint,
+        op: &str,
+        version: u32,
+        new: Vec<(String, DiskEntry)>,
+    ) -> Result<(), String> {
         let path = self.file_path(fp, op, version);
-        let result = self.merge_write(&path, fp, op, version, key, entry);
+        let result = self.merge_write(&path, fp, op, version, new);
         match &result {
             Ok(entries) => {
                 let mut loaded = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
@@ -189,8 +204,7 @@ impl DiskCache {
         fp: &DeviceFingerprint,
         op: &str,
         version: u32,
-        key: &CallKey,
-        entry: DiskEntry,
+        new: Vec<(String, DiskEntry)>,
     ) -> Result<Entries, String> {
         let parent = path.parent().unwrap_or(&self.dir);
         locked_file::create_private_dir(parent)
@@ -199,10 +213,37 @@ impl DiskCache {
             FileLock::acquire(path).map_err(|e| format!("cannot lock {}: {e}", path.display()))?;
         // Re-read under the lock: another process may have added entries since our load.
         let mut entries = load(path, fp, op, version, Locked::Yes);
-        entries.insert(key.digest().to_string(), entry);
+        entries.extend(new);
         write_file(self.writer.as_ref(), path, fp, op, version, &entries)?;
         Ok(entries)
     }
+}
+
+/// What [`inspect`] found in one cache file.
+pub(crate) struct Inspected {
+    pub(crate) fingerprint: DeviceFingerprint,
+    pub(crate) op: String,
+    pub(crate) op_version: u32,
+    pub(crate) entries: Entries,
+}
+
+/// Reads a cache file without knowing whose it is (listing, export). Bad entries are skipped
+/// as in [`load`]; a bad file is an error and is left where it is.
+pub(crate) fn inspect(path: &Path) -> Result<Inspected, String> {
+    let text = match locked_file::read_bounded(path) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Err("vanished".to_string()),
+        Err(ReadFault::Bad(why)) => return Err(why),
+    };
+    let raw: RawFile = serde_yaml::from_str(&text).map_err(|e| format!("not a cache file: {e}"))?;
+    let (fingerprint, op, op_version) = (raw.fingerprint.clone(), raw.op.clone(), raw.op_version);
+    let entries = parse(&text, &fingerprint, &op, op_version)?;
+    Ok(Inspected {
+        fingerprint,
+        op,
+        op_version,
+        entries,
+    })
 }
 
 /// Writes the whole file atomically.

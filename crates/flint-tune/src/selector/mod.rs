@@ -2,6 +2,8 @@
 //! override, overlay, memory cache, disk cache, autotune, heuristic, error.
 
 mod autotune;
+mod bundle;
+mod cache_listing;
 mod disk_cache;
 mod heuristic;
 mod memory_cache;
@@ -10,6 +12,10 @@ mod overrides;
 
 use std::sync::{Mutex, OnceLock, RwLock};
 
+pub use bundle::{
+    BUNDLE_SCHEMA, Bundle, BundleFile, EntryCheck, ImportReport, MAX_BUNDLE_BYTES, Skipped,
+};
+pub use cache_listing::{Cleared, Listing, StoredFile};
 pub use disk_cache::{CACHE_SCHEMA, CacheWriter, DiskCache, DiskEntry};
 pub use memory_cache::{MEMORY_CACHE_CAPACITY, MemoryCache};
 pub use overlay::{Overlay, OverlayGuard, overlay, overlay_depth};
