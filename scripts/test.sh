@@ -26,7 +26,7 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy (with the CUDA code paths; compiling them needs no GPU)"
 cargo clippy --workspace --all-targets --locked \
-  --features flint-kernels/cuda,flint-tests/cuda,flint-examples/cuda,flint-benches/cuda -- -D warnings
+  --features flint-kernels/cuda,flint-tests/cuda,flint-examples/cuda,flint-benches/cuda,flint-cli/cuda -- -D warnings
 echo "== cargo check --features rocm (builds without a ROCm install; no AMD GPU runs it here)"
 cargo check -p flint --no-default-features --features rocm --locked
 echo "== cargo doc (every public item documented, no broken links)"

@@ -2,6 +2,9 @@
 
 use std::time::Duration;
 
+pub mod attention_bench;
+pub mod chart;
+
 /// The median of `samples` (sorted in place). Zero for an empty slice.
 pub fn median(samples: &mut [Duration]) -> Duration {
     if samples.is_empty() {

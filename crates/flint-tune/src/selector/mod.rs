@@ -26,6 +26,8 @@ use crate::{
     Autotune, CacheMiss, CallKey, Event, EventKind, Hook, Invocation, Op, Policy, Tier, TuneError,
 };
 
+static GLOBAL: OnceLock<Result<Selector, TuneError>> = OnceLock::new();
+
 /// A chosen config and the tier that answered.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Choice<C> {
@@ -76,10 +78,20 @@ impl Selector {
     /// # Errors
     /// The environment holds a value the policy does not accept (see [`Policy::from_env`]).
     pub fn global() -> Result<&'static Selector, &'static TuneError> {
-        static GLOBAL: OnceLock<Result<Selector, TuneError>> = OnceLock::new();
         GLOBAL
             .get_or_init(|| Policy::from_env().map(Selector::new))
             .as_ref()
+    }
+
+    /// Makes the process-wide selector use `policy` instead of the environment's (a tool
+    /// such as `flint tune --cache-dir` sets it before the first call).
+    ///
+    /// # Errors
+    /// The global selector already exists; `policy` is returned unused.
+    pub fn init_global(policy: Policy) -> Result<(), Policy> {
+        let mut unused = Some(policy);
+        GLOBAL.get_or_init(|| Ok(Selector::new(unused.take().unwrap_or_default())));
+        unused.map_or(Ok(()), Err)
     }
 
     /// The policy.

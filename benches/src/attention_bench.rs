@@ -1,0 +1,600 @@
+//! Attention forward timings: flint against Burn's own `attention`, on the manifest's
+//! workloads or on a grid of sequence lengths, with TFLOP/s and percent of the roofline.
+//!
+//! The printed table uses the columns of `../shared/bench/sdpa_reference.py` (name d causal
+//! seq batch heads fwd_ms fwd_tflops) plus the roofline percentage and the workload label,
+//! so that both outputs sit side by side when they run in one device call. `--csv FILE` also
+//! writes every row as CSV.
+//!
+//! Grid shapes follow the FlashAttention convention: heads = hidden / d, batch = tokens / seq.
+//! FLOPs and bytes come from the manifest's roofline formulas (FLOPs = 4·B·H·Sq·Sk·D, halved
+//! when causal). The roofline time is `max(flops / peak, bytes / bandwidth)` with the peaks
+//! given by `--peak-tflops` (default 800, the H100's measured dense bf16 matmul ceiling) and
+//! `--peak-gbps` (default 3350, its HBM3 bandwidth).
+//!
+//! ```text
+//! cargo run --release -p flint-benches --features cuda --bin attention_bench -- \
+//!     [--workloads] [--dims 128 --seqs 1024,4096] [--dtype bf16|f16|f32] [--no-burn] \
+//!     [--csv out.csv] [--svg out.svg --reference sdpa.txt] [--iters 5] [--bwd]
+//! ```
+//!
+//! `--svg FILE` draws TFLOP/s against sequence length (see [`crate::chart`]), with the lines of
+//! `--reference FILE` (saved `sdpa_reference.py` output) beside flint's and Burn's.
+//!
+//! `--bwd` times training instead: forward + backward through `Autodiff<B>` (loss
+//! `sum(out ∘ dO)`), reported as the backward alone (`fwd+bwd − fwd`, FLOPs 2.5× the
+//! forward's, as FlashAttention counts) next to Burn's attention under autodiff (its
+//! decomposed fallback), with the device memory reserved by the pool after the run.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use burn::tensor::backend::Backend;
+use burn::tensor::module::attention as burn_attention;
+use burn::tensor::ops::AttentionModuleOptions;
+use burn::tensor::{DType, Distribution, Tensor};
+use flint::{AttentionOptions, FlashAttentionBackend};
+use flint_manifest::{Manifest, Val, WorkloadValue, env_of};
+
+use crate::chart::{Point, panel, parse_reference, svg};
+
+/// What to measure and where to write it (see the module docs for each flag).
+#[derive(Clone, Debug)]
+pub struct Args {
+    /// Head dims of the grid.
+    pub dims: Vec<usize>,
+    /// Sequence lengths of the grid.
+    pub seqs: Vec<usize>,
+    /// Time the manifest's workloads instead of the grid.
+    pub workloads: bool,
+    /// Element type of q, k, v.
+    pub dtype: DType,
+    /// Grid tokens per call (batch = tokens / seq).
+    pub tokens: usize,
+    /// Grid hidden size (heads = hidden / d).
+    pub hidden: usize,
+    /// Also time Burn's own attention.
+    pub burn: bool,
+    /// Timed runs per row (the median is reported).
+    pub iters: usize,
+    /// Write every row as CSV here.
+    pub csv: Option<PathBuf>,
+    /// Write the SVG chart here.
+    pub svg: Option<PathBuf>,
+    /// `sdpa_reference.py` output to draw beside flint.
+    pub reference: Option<PathBuf>,
+    /// Roofline compute peak.
+    pub peak_tflops: f64,
+    /// Roofline memory bandwidth.
+    pub peak_gbps: f64,
+    /// Time forward + backward instead of the forward.
+    pub bwd: bool,
+}
+
+impl Default for Args {
+    fn default() -> Self {
+        Self {
+            dims: vec![128],
+            seqs: vec![1024, 4096],
+            workloads: false,
+            dtype: DType::BF16,
+            tokens: 16384,
+            hidden: 2048,
+            burn: true,
+            iters: 5,
+            csv: None,
+            svg: None,
+            reference: None,
+            peak_tflops: 800.0,
+            peak_gbps: 3350.0,
+            bwd: false,
+        }
+    }
+}
+
+/// One attention shape, with its FLOPs and bytes from the manifest's roofline formulas.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    /// The manifest label or a grid name (`d128-s4096-causal`).
+    pub label: String,
+    /// Batch.
+    pub b: usize,
+    /// Query heads.
+    pub h: usize,
+    /// Key/value heads.
+    pub hkv: usize,
+    /// Query length.
+    pub sq: usize,
+    /// Key length.
+    pub sk: usize,
+    /// Query/key head dim.
+    pub d: usize,
+    /// Value head dim.
+    pub dv: usize,
+    /// Causal mask.
+    pub causal: bool,
+    /// Forward FLOPs.
+    pub flops: f64,
+    /// Forward bytes moved.
+    pub bytes: f64,
+}
+
+/// Parses the command line of `attention_bench` (without the program name).
+///
+/// # Errors
+/// An unknown flag, a missing value or a bad number, named.
+pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
+    let mut a = Args::default();
+    let list = |v: &str| -> Result<Vec<usize>, String> {
+        v.split(',')
+            .map(|x| x.parse().map_err(|_| format!("bad number `{x}`")))
+            .collect()
+    };
+    let mut it = args.into_iter();
+    while let Some(arg) = it.next() {
+        let mut value = || it.next().ok_or(format!("`{arg}` needs a value"));
+        match arg.as_str() {
+            "--dims" => a.dims = list(&value()?)?,
+            "--seqs" => a.seqs = list(&value()?)?,
+            "--workloads" => a.workloads = true,
+            "--tokens" => a.tokens = value()?.parse().map_err(|_| "bad --tokens")?,
+            "--hidden" => a.hidden = value()?.parse().map_err(|_| "bad --hidden")?,
+            "--iters" => a.iters = value()?.parse().map_err(|_| "bad --iters")?,
+            "--csv" => a.csv = Some(PathBuf::from(value()?)),
+            "--svg" => a.svg = Some(PathBuf::from(value()?)),
+            "--reference" => a.reference = Some(PathBuf::from(value()?)),
+            "--peak-tflops" => a.peak_tflops = value()?.parse().map_err(|_| "bad --peak-tflops")?,
+            "--peak-gbps" => a.peak_gbps = value()?.parse().map_err(|_| "bad --peak-gbps")?,
+            "--no-burn" => a.burn = false,
+            "--bwd" => a.bwd = true,
+            "--dtype" => a.dtype = dtype(&value()?)?,
+            other => return Err(format!("unknown argument `{other}`")),
+        }
+    }
+    Ok(a)
+}
+
+/// `bf16`, `f16` or `f32`.
+///
+/// # Errors
+/// Any other name.
+pub fn dtype(name: &str) -> Result<DType, String> {
+    match name {
+        "bf16" => Ok(DType::BF16),
+        "f16" => Ok(DType::F16),
+        "f32" => Ok(DType::F32),
+        other => Err(format!(
+            "unknown dtype `{other}` (expected bf16, f16 or f32)"
+        )),
+    }
+}
+
+/// The attention entry of the manifest, found from the working directory or the binary's
+/// location (the benches run from the repository root, or from a copy beside the binary).
+fn manifest_entry(
+    explicit: Option<&Path>,
+    op: &str,
+) -> Result<flint_manifest::LoadedEntry, String> {
+    let mut dirs = vec![PathBuf::from("manifest")];
+    if let Some(dir) = explicit {
+        dirs = vec![dir.to_path_buf()];
+    }
+    if let Ok(exe) = std::env::current_exe()
+        && let Some(dir) = exe.parent()
+    {
+        dirs.push(dir.join("manifest"));
+    }
+    let dir = dirs
+        .iter()
+        .find(|d| d.join("attention.yaml").is_file())
+        .ok_or_else(|| match explicit {
+            Some(dir) => format!("no attention.yaml in {}", dir.display()),
+            None => "no manifest/attention.yaml in the working directory or beside the binary"
+                .to_string(),
+        })?;
+    let m = Manifest::load_dir(dir).map_err(|e| e.to_string())?;
+    m.entries
+        .get(op)
+        .cloned()
+        .ok_or_else(|| format!("the manifest has no {op} entry"))
+}
+
+fn workload(
+    entry: &flint_manifest::LoadedEntry,
+    label: String,
+    values: std::collections::BTreeMap<String, WorkloadValue>,
+) -> Result<Workload, String> {
+    let env = env_of(entry, &values);
+    let int = |k: &str| match env.get(k) {
+        Some(Val::Int(i)) => usize::try_from(*i).map_err(|_| format!("{label}: bad `{k}`")),
+        _ => Err(format!("{label}: missing `{k}`")),
+    };
+    let num = |e: &flint_manifest::Expr| e.eval(&env).and_then(Val::as_f64);
+    Ok(Workload {
+        b: int("B")?,
+        h: int("H")?,
+        hkv: int("Hkv")?,
+        sq: int("Sq")?,
+        sk: int("Sk")?,
+        d: int("D")?,
+        dv: int("Dv")?,
+        causal: matches!(env.get("causal"), Some(Val::Bool(true))),
+        flops: num(&entry.flops)?,
+        bytes: num(&entry.bytes)?,
+        label,
+    })
+}
+
+/// The workloads the manifest in `dir` (default: `./manifest`, else beside the binary) lists
+/// for `op` (`attention_fwd` or `attention_bwd`), with the forward's FLOPs and bytes.
+///
+/// # Errors
+/// No manifest found, or an entry or workload it cannot evaluate.
+pub fn manifest_workloads(dir: Option<&Path>, op: &str) -> Result<Vec<Workload>, String> {
+    let fwd = manifest_entry(dir, "attention_fwd")?;
+    let listed = manifest_entry(dir, op)?;
+    listed
+        .entry
+        .workloads
+        .iter()
+        .map(|w| workload(&fwd, w.label.clone(), w.values.clone()))
+        .collect()
+}
+
+fn workloads(a: &Args) -> Result<Vec<Workload>, String> {
+    // FLOPs and bytes are the forward's; the backward's workloads are the backward entry's.
+    if a.workloads {
+        let op = if a.bwd {
+            "attention_bwd"
+        } else {
+            "attention_fwd"
+        };
+        return manifest_workloads(None, op);
+    }
+    let entry = manifest_entry(None, "attention_fwd")?;
+    let mut out = Vec::new();
+    for &d in &a.dims {
+        for causal in [false, true] {
+            for &s in &a.seqs {
+                let (b, h) = ((a.tokens / s).max(1), (a.hidden / d).max(1));
+                let values = [
+                    ("B", b),
+                    ("H", h),
+                    ("Hkv", h),
+                    ("Sq", s),
+                    ("Sk", s),
+                    ("D", d),
+                    ("Dv", d),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), WorkloadValue::Int(v as i64)))
+                .chain([("causal".to_string(), WorkloadValue::Bool(causal))])
+                .collect();
+                let label = format!("d{d}-s{s}{}", if causal { "-causal" } else { "" });
+                out.push(workload(&entry, label, values)?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Median milliseconds of `iters` synced runs of any `f`, after a first run, and the first
+/// run's milliseconds.
+fn time_any<B: Backend, T>(
+    device: &B::Device,
+    iters: usize,
+    mut f: impl FnMut() -> T,
+) -> (f64, f64) {
+    let started = Instant::now();
+    let _ = f();
+    let _ = B::sync(device);
+    let first = started.elapsed().as_secs_f64() * 1e3;
+    let mut ms: Vec<f64> = (0..iters.max(1))
+        .map(|_| {
+            let started = Instant::now();
+            let out = f();
+            let _ = B::sync(device);
+            drop(out);
+            started.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    ms.sort_by(f64::total_cmp);
+    (ms[ms.len() / 2], first)
+}
+
+/// Device memory the pool holds, in GiB, where the backend can tell.
+type MemProbe<'a> = &'a dyn Fn(bool) -> Option<f64>;
+
+/// Training timings: forward, forward + backward, and the backward alone, for flint and (where
+/// its scores fit) Burn's attention under autodiff.
+fn run_bwd<B: FlashAttentionBackend>(
+    name: &str,
+    device: &B::Device,
+    a: &Args,
+    list: &[Workload],
+    mem: MemProbe,
+    points: &mut Vec<Point>,
+) -> String
+where
+    burn::backend::Autodiff<B>: FlashAttentionBackend,
+{
+    type A<B> = burn::backend::Autodiff<B>;
+    let mut csv = String::from(
+        "impl,label,d,dv,causal,seq_q,seq_k,batch,heads,kv_heads,dtype,fwd_ms,fwdbwd_ms,bwd_ms,bwd_tflops,reserved_gib\n",
+    );
+    println!(
+        "# flint attention_bench --bwd on {name}, dtype {:?}",
+        a.dtype
+    );
+    println!(
+        "name d causal seq batch heads fwd_ms fwd_tflops bwd_ms bwd_tflops fwdbwd_ms reserved_gib label"
+    );
+    for w in list {
+        let rand = |shape: [usize; 4]| {
+            Tensor::<A<B>, 4>::from_inner(
+                Tensor::<B, 4>::random(shape, Distribution::Normal(0.0, 1.0), device).cast(a.dtype),
+            )
+            .require_grad()
+        };
+        let q = rand([w.b, w.h, w.sq, w.d]);
+        let k = rand([w.b, w.hkv, w.sk, w.d]);
+        let v = rand([w.b, w.hkv, w.sk, w.dv]);
+        let dout = Tensor::<A<B>, 4>::from_inner(
+            Tensor::<B, 4>::random(
+                [w.b, w.h, w.sq, w.dv],
+                Distribution::Normal(0.0, 1.0),
+                device,
+            )
+            .cast(a.dtype),
+        );
+        let mut row = |imp: &str, fwd: f64, fb: f64, reserved: Option<f64>| {
+            let bwd = (fb - fwd).max(1e-6);
+            let (ftf, btf) = (w.flops / fwd / 1e9, 2.5 * w.flops / bwd / 1e9);
+            let gib = reserved.map_or("-".to_string(), |g| format!("{g:.2}"));
+            for (dir, t) in [("forward", ftf), ("backward", btf)] {
+                points.push(Point {
+                    series: imp.to_string(),
+                    panel: panel(dir, w.d, w.causal),
+                    seq: w.sq,
+                    tflops: t,
+                });
+            }
+            println!(
+                "{imp} {} {} {} {} {} {fwd:.4} {ftf:.1} {bwd:.4} {btf:.1} {fb:.4} {gib} {}",
+                w.d, w.causal as u8, w.sq, w.b, w.h, w.label
+            );
+            let _ = writeln!(
+                csv,
+                "{imp},{},{},{},{},{},{},{},{},{},{:?},{fwd:.5},{fb:.5},{bwd:.5},{btf:.2},{gib}",
+                w.label, w.d, w.dv, w.causal as u8, w.sq, w.sk, w.b, w.h, w.hkv, a.dtype
+            );
+        };
+        let opts = AttentionOptions::new().with_causal(w.causal);
+        let flint_fwd =
+            |q: Tensor<A<B>, 4>, k, v| flint::flash_attention_with(q, k, v, opts.clone());
+        let (fwd, _) = time_any::<B, _>(device, a.iters, || {
+            flint_fwd(q.clone().detach(), k.clone().detach(), v.clone().detach())
+        });
+        mem(true);
+        let (fb, first) = time_any::<B, _>(device, a.iters, || {
+            let out = flint_fwd(q.clone(), k.clone(), v.clone());
+            let grads = (out * dout.clone()).sum().backward();
+            q.grad(&grads)
+        });
+        println!("# flint first fwd+bwd call {:.2} s", first / 1e3);
+        row("flint", fwd, fb, mem(false));
+        let scores = (w.b * w.h * w.sq * w.sk) as f64 * 4.0;
+        if a.burn && scores <= BURN_SCORES_LIMIT / 2.0 {
+            let group = w.h / w.hkv;
+            let expand = |t: Tensor<A<B>, 4>, dd| {
+                t.unsqueeze_dim::<5>(2)
+                    .expand([w.b, w.hkv, group, w.sk, dd])
+                    .reshape([w.b, w.h, w.sk, dd])
+            };
+            let burn_fwd = |q, k: Tensor<A<B>, 4>, v: Tensor<A<B>, 4>| {
+                burn_attention(
+                    q,
+                    expand(k, w.d),
+                    expand(v, w.dv),
+                    None,
+                    None,
+                    AttentionModuleOptions {
+                        scale: None,
+                        softcap: None,
+                        is_causal: w.causal,
+                    },
+                )
+            };
+            let (fwd, _) = time_any::<B, _>(device, a.iters, || {
+                burn_fwd(q.clone().detach(), k.clone().detach(), v.clone().detach())
+            });
+            mem(true);
+            let (fb, _) = time_any::<B, _>(device, a.iters, || {
+                let out = burn_fwd(q.clone(), k.clone(), v.clone());
+                let grads = (out * dout.clone()).sum().backward();
+                q.grad(&grads)
+            });
+            row("burn", fwd, fb, mem(false));
+        } else if a.burn {
+            println!(
+                "# burn skipped for {}: its scores alone need {:.1} GiB (x2 with their gradient)",
+                w.label,
+                scores / (1u64 << 30) as f64
+            );
+        }
+    }
+    csv
+}
+
+/// Median milliseconds of `iters` synced runs of `f`, after one first run (which compiles
+/// and, for flint on a cache miss, tunes), and the first run's milliseconds.
+fn time<B: Backend>(
+    device: &B::Device,
+    iters: usize,
+    f: impl FnMut() -> Tensor<B, 4>,
+) -> (f64, f64) {
+    time_any::<B, _>(device, iters, f)
+}
+
+/// Burn's attention materialises the `[B, H, Sq, Sk]` scores; past this it is skipped.
+const BURN_SCORES_LIMIT: f64 = 16.0 * (1u64 << 30) as f64;
+
+fn run<B: FlashAttentionBackend>(
+    name: &str,
+    device: &B::Device,
+    a: &Args,
+    list: &[Workload],
+    points: &mut Vec<Point>,
+) -> String {
+    let mut csv = String::from(
+        "impl,label,d,dv,causal,seq_q,seq_k,batch,heads,kv_heads,dtype,ms,tflops,roofline_pct,first_call_ms\n",
+    );
+    println!("# flint attention_bench on {name}, dtype {:?}", a.dtype);
+    println!("name d causal seq batch heads fwd_ms fwd_tflops roofline_pct label");
+    for w in list {
+        let rand = |shape: [usize; 4]| {
+            Tensor::<B, 4>::random(shape, Distribution::Normal(0.0, 1.0), device).cast(a.dtype)
+        };
+        let q = rand([w.b, w.h, w.sq, w.d]);
+        let k = rand([w.b, w.hkv, w.sk, w.d]);
+        let v = rand([w.b, w.hkv, w.sk, w.dv]);
+        let roofline_ms =
+            (w.flops / (a.peak_tflops * 1e12)).max(w.bytes / (a.peak_gbps * 1e9)) * 1e3;
+        let mut row = |imp: &str, (ms, first): (f64, f64)| {
+            let tflops = w.flops / ms / 1e9;
+            let pct = 100.0 * roofline_ms / ms;
+            points.push(Point {
+                series: imp.to_string(),
+                panel: panel("forward", w.d, w.causal),
+                seq: w.sq,
+                tflops,
+            });
+            println!(
+                "{imp} {} {} {} {} {} {ms:.4} {tflops:.1} {pct:.1} {} first_call_s={:.2}",
+                w.d,
+                w.causal as u8,
+                w.sq,
+                w.b,
+                w.h,
+                w.label,
+                first / 1e3
+            );
+            let _ = writeln!(
+                csv,
+                "{imp},{},{},{},{},{},{},{},{},{},{:?},{ms:.5},{tflops:.2},{pct:.2},{first:.1}",
+                w.label, w.d, w.dv, w.causal as u8, w.sq, w.sk, w.b, w.h, w.hkv, a.dtype
+            );
+        };
+        let timing = time::<B>(device, a.iters, || {
+            flint::flash_attention_with(
+                q.clone(),
+                k.clone(),
+                v.clone(),
+                AttentionOptions::new().with_causal(w.causal),
+            )
+        });
+        row("flint", timing);
+        let scores = (w.b * w.h * w.sq * w.sk) as f64 * 4.0;
+        if a.burn && scores <= BURN_SCORES_LIMIT {
+            // Burn's op has no GQA: k and v are expanded to every query head beforehand.
+            let group = w.h / w.hkv;
+            let expand = |t: Tensor<B, 4>, dd| {
+                t.unsqueeze_dim::<5>(2)
+                    .expand([w.b, w.hkv, group, w.sk, dd])
+                    .reshape([w.b, w.h, w.sk, dd])
+            };
+            let (k, v) = (expand(k.clone(), w.d), expand(v.clone(), w.dv));
+            let timing = time::<B>(device, a.iters, || {
+                burn_attention(
+                    q.clone(),
+                    k.clone(),
+                    v.clone(),
+                    None,
+                    None,
+                    AttentionModuleOptions {
+                        scale: None,
+                        softcap: None,
+                        is_causal: w.causal,
+                    },
+                )
+            });
+            row("burn", timing);
+        } else if a.burn {
+            println!(
+                "# burn skipped for {}: its scores alone need {:.1} GiB",
+                w.label,
+                scores / (1u64 << 30) as f64
+            );
+        }
+    }
+    csv
+}
+
+fn write_file(path: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// Runs the benchmark on the best backend of this build (CUDA, else wgpu) and writes the
+/// CSV and chart asked for.
+///
+/// # Errors
+/// Bad workloads, or a file that could not be written or read.
+pub fn run_bench(args: &Args) -> Result<(), String> {
+    let list = workloads(args)?;
+    let mut points = Vec::new();
+    #[cfg(feature = "cuda")]
+    let csv = {
+        let device = Default::default();
+        // The pool's reservation after a run approximates its peak: cleaned before each run.
+        let mem = |reset: bool| {
+            use cubecl::Runtime;
+            let client = cubecl::cuda::CudaRuntime::client(&device);
+            if reset {
+                client.memory_cleanup();
+            }
+            let usage = client.memory_usage().ok()?;
+            Some(usage.bytes_reserved as f64 / (1u64 << 30) as f64)
+        };
+        if args.bwd {
+            run_bwd::<burn::backend::Cuda>("cuda", &device, args, &list, &mem, &mut points)
+        } else {
+            run::<burn::backend::Cuda>("cuda", &device, args, &list, &mut points)
+        }
+    };
+    #[cfg(all(feature = "wgpu", not(feature = "cuda")))]
+    let csv = if args.bwd {
+        let device = Default::default();
+        run_bwd::<burn::backend::Wgpu>("wgpu", &device, args, &list, &|_| None, &mut points)
+    } else {
+        run::<burn::backend::Wgpu>("wgpu", &Default::default(), args, &list, &mut points)
+    };
+    #[cfg(not(any(feature = "wgpu", feature = "cuda")))]
+    let csv = {
+        let _ = (&list, &mut points);
+        String::new()
+    };
+    if let Some(path) = &args.csv {
+        write_file(path, &csv)?;
+    }
+    if let Some(path) = &args.svg {
+        if let Some(reference) = &args.reference {
+            let text = std::fs::read_to_string(reference)
+                .map_err(|e| format!("cannot read {}: {e}", reference.display()))?;
+            let ours: std::collections::BTreeSet<String> =
+                points.iter().map(|p| p.panel.clone()).collect();
+            points.extend(
+                parse_reference(&text)
+                    .into_iter()
+                    .filter(|p| ours.contains(&p.panel)),
+            );
+        }
+        let title = format!(
+            "flint attention {:?}{}: TFLOP/s against sequence length",
+            args.dtype,
+            if args.bwd { ", training" } else { "" }
+        );
+        write_file(path, &svg(&title, &points))?;
+    }
+    Ok(())
+}
