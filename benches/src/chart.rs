@@ -57,6 +57,9 @@ pub fn panel(direction: &str, d: usize, causal: bool) -> String {
     format!("{direction} d{d}{}", if causal { " causal" } else { "" })
 }
 
+/// Series name -> `(seq, tflops)` points of one panel.
+type Lines<'a> = BTreeMap<&'a str, Vec<(usize, f64)>>;
+
 const COLORS: [(&str, &str); 5] = [
     ("flint", "#d1495b"),
     ("sdpa-flash", "#00798c"),
@@ -80,7 +83,7 @@ fn escape(text: &str) -> String {
 
 /// The chart as an SVG document. Panels appear in sorted order, two per row.
 pub fn svg(title: &str, points: &[Point]) -> String {
-    let mut panels: BTreeMap<&str, BTreeMap<&str, Vec<(usize, f64)>>> = BTreeMap::new();
+    let mut panels: BTreeMap<&str, Lines<'_>> = BTreeMap::new();
     for p in points {
         panels
             .entry(&p.panel)

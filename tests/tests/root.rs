@@ -3,4 +3,5 @@
 mod attention_bwd;
 mod attention_fwd;
 mod manifest;
+mod mha;
 mod tune_e2e;

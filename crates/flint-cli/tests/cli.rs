@@ -200,7 +200,11 @@ fn tune_list_show_export_clear_import_round_trip() {
     let at = body.find("block_q: ").expect("a block_q in the bundle") + "block_q: ".len();
     let digits = body[at..].bytes().take_while(u8::is_ascii_digit).count();
     let poisoned = tmp.path().join("poisoned.yaml");
-    std::fs::write(&poisoned, format!("{}3{}", &body[..at], &body[at + digits..])).unwrap();
+    std::fs::write(
+        &poisoned,
+        format!("{}3{}", &body[..at], &body[at + digits..]),
+    )
+    .unwrap();
     let other = tmp.path().join("other-cache");
     let out = flint_in(
         &other,

@@ -22,6 +22,7 @@
 
 mod attention;
 mod error;
+pub mod nn;
 
 pub use attention::{
     AttentionBwdInputs, AttentionGrads, AttentionOptions, AttentionOutput, FlashAttentionBackend,
