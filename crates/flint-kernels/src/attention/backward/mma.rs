@@ -169,7 +169,11 @@ fn product_acc_b<E: Float, N: Size>(
 }
 
 /// dK and dV. Grid `(ceil(Sk / (16·planes)), B·Hkv)`, cube `(32, planes)`.
-#[cube(launch, fast_math = FastMath::ReducedPrecision | FastMath::NotInf)]
+// CubeCL emits the fast `__expf` only with all three flags; NaN still propagates through it.
+#[cube(
+    launch,
+    fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf
+)]
 #[allow(clippy::too_many_arguments)]
 pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size>(
     q: &Tensor<Vector<E, N>>,
@@ -436,7 +440,10 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size>(
 }
 
 /// dQ. Grid `(ceil(Sq / (16·planes)), B·H)`, cube `(32, planes)`.
-#[cube(launch, fast_math = FastMath::ReducedPrecision | FastMath::NotInf)]
+#[cube(
+    launch,
+    fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf
+)]
 #[allow(clippy::too_many_arguments)]
 pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
     q: &Tensor<Vector<E, N>>,
