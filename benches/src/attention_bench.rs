@@ -15,7 +15,7 @@
 //! ```text
 //! cargo run --release -p flint-benches --features cuda --bin attention_bench -- \
 //!     [--workloads] [--dims 128 --seqs 1024,4096] [--dtype bf16|f16|f32] [--no-burn] \
-//!     [--csv out.csv] [--svg out.svg --reference sdpa.txt] [--iters 5] [--bwd]
+//!     [--csv out.csv] [--svg out.svg --reference sdpa.txt] [--iters 5] [--bwd] [--bwd-configs]
 //! ```
 //!
 //! `--svg FILE` draws TFLOP/s against sequence length (see [`crate::chart`]), with the lines of
@@ -25,6 +25,7 @@
 //! `sum(out ∘ dO)`), reported as the backward alone (`fwd+bwd − fwd`, FLOPs 2.5× the
 //! forward's, as FlashAttention counts) next to Burn's attention under autodiff (its
 //! decomposed fallback), with the device memory reserved by the pool after the run.
+//! `--bwd-configs` adds one row per tensor-core backward tiling, forced through an overlay.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -34,7 +35,7 @@ use burn::tensor::backend::Backend;
 use burn::tensor::module::attention as burn_attention;
 use burn::tensor::ops::AttentionModuleOptions;
 use burn::tensor::{DType, Distribution, Tensor};
-use flint::{AttentionOptions, FlashAttentionBackend};
+use flint::{AttentionBwdConfig, AttentionOptions, FlashAttentionBackend, Overlay, Variant};
 use flint_manifest::{Manifest, Val, WorkloadValue, env_of};
 
 use crate::chart::{Point, panel, parse_reference, svg};
@@ -70,6 +71,8 @@ pub struct Args {
     pub peak_gbps: f64,
     /// Time forward + backward instead of the forward.
     pub bwd: bool,
+    /// With `bwd`: also time each tensor-core backward tiling, forced through an overlay.
+    pub bwd_configs: bool,
 }
 
 impl Default for Args {
@@ -89,6 +92,7 @@ impl Default for Args {
             peak_tflops: 800.0,
             peak_gbps: 3350.0,
             bwd: false,
+            bwd_configs: false,
         }
     }
 }
@@ -148,6 +152,10 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
             "--peak-gbps" => a.peak_gbps = value()?.parse().map_err(|_| "bad --peak-gbps")?,
             "--no-burn" => a.burn = false,
             "--bwd" => a.bwd = true,
+            "--bwd-configs" => {
+                a.bwd = true;
+                a.bwd_configs = true;
+            }
             "--dtype" => a.dtype = dtype(&value()?)?,
             other => return Err(format!("unknown argument `{other}`")),
         }
@@ -279,6 +287,19 @@ fn workloads(a: &Args) -> Result<Vec<Workload>, String> {
     Ok(out)
 }
 
+/// The backward op, to key overlays by (its id and version; the limits are not consulted).
+fn bwd_op() -> flint_kernels::attention::AttentionBwdOp {
+    flint_kernels::attention::AttentionBwdOp::new(flint_kernels::DeviceLimits {
+        shared_memory: 0,
+        max_units_per_cube: 0,
+        max_vector_size: 0,
+        plane_size: (0, 0),
+        plane_ops: false,
+        cmma: false,
+        mma_16x8x16: Vec::new(),
+    })
+}
+
 /// Median milliseconds of `iters` synced runs of any `f`, after a first run, and the first
 /// run's milliseconds.
 fn time_any<B: Backend, T>(
@@ -384,6 +405,22 @@ where
         });
         println!("# flint first fwd+bwd call {:.2} s", first / 1e3);
         row("flint", fwd, fb, mem(false));
+        if a.bwd_configs {
+            for (bq, bkv) in [(64, 64), (32, 64), (64, 32), (32, 32)] {
+                let config = AttentionBwdConfig {
+                    variant: Variant::Mma,
+                    block_q: bq,
+                    block_kv: bkv,
+                };
+                let _forced = flint::overlay(Overlay::new().set(&bwd_op(), config));
+                let (fb, _) = time_any::<B, _>(device, a.iters, || {
+                    let out = flint_fwd(q.clone(), k.clone(), v.clone());
+                    let grads = (out * dout.clone()).sum().backward();
+                    q.grad(&grads)
+                });
+                row(&format!("flint-mma{bq}x{bkv}"), fwd, fb, None);
+            }
+        }
         let scores = (w.b * w.h * w.sq * w.sk) as f64 * 4.0;
         if a.burn && scores <= BURN_SCORES_LIMIT / 2.0 {
             let group = w.h / w.hkv;

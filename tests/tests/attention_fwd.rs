@@ -503,6 +503,67 @@ fn nan_and_inf_inputs_propagate_like_the_reference() {
     }
 }
 
+/// The tensor-core forward (fast math that assumes no NaN or Inf in its own arithmetic) still
+/// propagates NaN and Inf inputs like the reference: the same rows are NaN, the rest agree.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA: the tensor-core kernel runs on f16/bf16 with MMA (run with --features cuda)"
+)]
+fn nan_and_inf_inputs_propagate_through_the_tensor_core_kernel() {
+    use flint::Variant;
+    let device = gpu();
+    let (b, h, s, d) = (1, 2, 70, 64);
+    for poison in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        let mut q = random_f32(b * h * s * d, 41);
+        let mut k = random_f32(b * h * s * d, 42);
+        let v = random_f32(b * h * s * d, 43);
+        q[3 * d] = poison; // head 0, query 3
+        k[(s + 5) * d + 2] = poison; // head 1, key 5
+        let half = |x: &[f32]| tensor::<Gpu>(x, [b, h, s, d], &device).cast(FloatDType::BF16);
+        // The reference sees the inputs as the kernel does: rounded to bf16.
+        let rounded = |x: &[f32]| to_f64(half(x));
+        let inputs = RefInputs {
+            q: rounded(&q),
+            k: rounded(&k),
+            v: rounded(&v),
+            dims: (b, h, h, s, s, d, d),
+            bias: None,
+        };
+        let opts = RefOptions {
+            causal: true,
+            ..RefOptions::default()
+        };
+        let (want, _) = attention_ref(&inputs, &opts);
+        let config = AttentionFwdConfig {
+            variant: Variant::Mma,
+            block_q: 64,
+            block_kv: 64,
+        };
+        let got = flint::try_flash_attention_with(
+            half(&q),
+            half(&k),
+            half(&v),
+            AttentionOptions::new().causal().config(config),
+        )
+        .unwrap();
+        let got = to_f64(got);
+        let nan_rows = |x: &[f64]| -> Vec<usize> {
+            (0..b * h * s)
+                .filter(|r| x[r * d..(r + 1) * d].iter().any(|v| v.is_nan()))
+                .collect()
+        };
+        assert_eq!(nan_rows(&got), nan_rows(&want), "{poison}: NaN rows differ");
+        let err = got
+            .iter()
+            .zip(&want)
+            .filter(|(g, w)| !g.is_nan() && !w.is_nan())
+            .map(|(g, w)| (g - w).abs())
+            .fold(0f64, f64::max);
+        assert!(err < 2e-2, "{poison}: finite outputs differ by {err}");
+    }
+}
+
 #[test]
 fn non_contiguous_inputs_are_honoured() {
     // q, k, v laid out as [B, S, H, D] and viewed as [B, H, S, D]: strided, not copied.

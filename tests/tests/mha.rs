@@ -184,7 +184,14 @@ fn check_gqa_rope<B: flint::FlashAttentionBackend>(device: &B::Device) {
         .output
         .forward(out.swap_dims(1, 2).reshape([batch, seq, 128]));
     let err = max_err(&to_f64(got), &to_f64(want));
-    assert!(err < 2e-4, "GQA + rope: {err}");
+    assert!(err < tolerance::<B>(), "GQA + rope: {err}");
+}
+
+/// Burn's f32 matmuls (the projections, and the reference's attention) run on TF32 tensor
+/// cores on CUDA, about 1e-3 relative; elsewhere they are f32.
+fn tolerance<B: burn::tensor::backend::Backend>() -> f64 {
+    let cuda = cfg!(feature = "cuda") && std::any::type_name::<B>().contains("Cuda");
+    if cuda { 1e-2 } else { 2e-4 }
 }
 
 #[test]
@@ -217,7 +224,7 @@ fn the_same_module_runs_on_the_gpu_backend() {
         )))
         .context;
     let err = max_err(&to_f64(got), &to_f64(want));
-    assert!(err < 1e-4, "cpu vs gpu: {err}");
+    assert!(err < tolerance::<Gpu>(), "cpu vs gpu: {err}");
 }
 
 #[test]
