@@ -73,23 +73,55 @@ impl Tuner {
 
     /// Benchmarks every candidate. A candidate that fails in any run is skipped with the
     /// reason, and `on_failure` is told.
+    ///
+    /// Every candidate is warmed up first, then the timed runs go round-robin (one run of
+    /// each candidate per round), so that a drift of the device's clocks or temperature
+    /// during tuning weighs on every candidate alike instead of favouring the first ones.
     pub fn tune<C: Clone + Debug>(
         &self,
         candidates: &[C],
         bench: &mut dyn Benchmark<C>,
         mut on_failure: impl FnMut(&C, &str),
     ) -> TuneReport<C> {
-        let mut results = Vec::with_capacity(candidates.len());
-        for config in candidates {
-            let outcome = self.measure(config, bench);
-            if let Err(reason) = &outcome {
-                on_failure(config, reason);
+        let mut times: Vec<Result<Vec<Duration>, String>> = candidates
+            .iter()
+            .map(|config| {
+                (0..self.warmup)
+                    .try_for_each(|_| bench.run(config).map(drop))
+                    .map(|()| Vec::with_capacity(self.samples))
+            })
+            .collect();
+        for _ in 0..self.samples {
+            for (config, slot) in candidates.iter().zip(times.iter_mut()) {
+                if let Ok(samples) = slot {
+                    match bench.run(config) {
+                        Ok(t) => samples.push(t),
+                        Err(why) => *slot = Err(why),
+                    }
+                }
             }
-            results.push(CandidateResult {
-                config: config.clone(),
-                outcome,
-            });
         }
+        let results: Vec<CandidateResult<C>> = candidates
+            .iter()
+            .zip(times)
+            .map(|(config, outcome)| {
+                let outcome = outcome.map(|mut t| {
+                    t.sort();
+                    Stats {
+                        median: t[t.len() / 2],
+                        min: t[0],
+                        samples: t.len(),
+                    }
+                });
+                if let Err(reason) = &outcome {
+                    on_failure(config, reason);
+                }
+                CandidateResult {
+                    config: config.clone(),
+                    outcome,
+                }
+            })
+            .collect();
         let winner = results
             .iter()
             .enumerate()
@@ -97,21 +129,6 @@ impl Tuner {
             .min_by_key(|(_, s)| (s.median, s.min))
             .map(|(i, _)| i);
         TuneReport { results, winner }
-    }
-
-    fn measure<C>(&self, config: &C, bench: &mut dyn Benchmark<C>) -> Result<Stats, String> {
-        for _ in 0..self.warmup {
-            bench.run(config)?;
-        }
-        let mut times = (0..self.samples)
-            .map(|_| bench.run(config))
-            .collect::<Result<Vec<_>, _>>()?;
-        times.sort();
-        Ok(Stats {
-            median: times[times.len() / 2],
-            min: times[0],
-            samples: times.len(),
-        })
     }
 }
 
@@ -152,6 +169,22 @@ mod tests {
         let stats = report.best().unwrap().1;
         assert_eq!(stats.median, Duration::from_micros(5));
         assert_eq!(stats.min, Duration::from_micros(1));
+    }
+
+    /// The device slows down while tuning (clocks dropping, heat): measured one after the
+    /// other, the first candidate would win although the second is faster at any moment.
+    #[test]
+    fn a_drift_during_tuning_does_not_favour_the_first_candidate() {
+        let mut clock = 0u64;
+        let mut bench = |c: &u64| -> Result<Duration, String> {
+            clock += 1;
+            // Candidate 1 costs 100, candidate 2 costs 90, both times a slowdown of 3% a run.
+            Ok(Duration::from_micros(
+                [0, 100, 90][*c as usize] * (100 + 3 * clock) / 100,
+            ))
+        };
+        let report = Tuner::new(1, 5).tune(&[1u64, 2], &mut bench, |_, _| {});
+        assert_eq!(report.best().map(|(c, _)| *c), Some(2));
     }
 
     #[test]

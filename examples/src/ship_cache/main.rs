@@ -52,8 +52,7 @@ fn calls<B: FlashAttentionBackend>(device: &B::Device) -> Vec<Tier> {
         );
         let _ = out.into_data();
     }
-    let tiers = tiers.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    tiers
+    tiers.lock().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
 /// A child process: `--run` calls flint on the default GPU backend and prints the tiers.
