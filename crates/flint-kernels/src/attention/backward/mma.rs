@@ -20,7 +20,7 @@ use cubecl::cmma::MmaDefinition;
 use cubecl::ir::{FastMath, MatrixIdent};
 use cubecl::prelude::*;
 
-use crate::attention::forward::mma::{PAD, Pair, load_a, mma_step, stage, write_pair};
+use crate::attention::forward::mma::{PAD, Pair, load_a, mma_step, reversed, stage, write_pair};
 use crate::attention::forward::{NO_MAX, PortableScalars};
 
 /// Compile-time shape of one kernel instance.
@@ -479,7 +479,9 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
     let t = lane % 4;
     let lm_row = lane % 8;
     let lm_mat = lane / 8;
-    let q_first = CUBE_POS_X * block_q;
+    // Last query blocks first: under a causal mask they see the most keys, and starting
+    // the heaviest cubes first leaves light ones for the tail of the grid.
+    let q_first = reversed(CUBE_POS_X, CUBE_COUNT_X) * block_q;
     let plane_row = q_first + plane * 16 + g;
     let offset = seq_kv as i32 - seq_q as i32;
 

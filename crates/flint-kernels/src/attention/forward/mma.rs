@@ -56,6 +56,13 @@ pub struct MmaParams {
     pub out_vec: u32,
 }
 
+/// Cube `pos` of `count` counted from the end (a function, so that the host-side copy of
+/// the kernel does not constant-fold the built-ins' placeholder values into an overflow).
+#[cube]
+pub(crate) fn reversed(pos: u32, count: u32) -> u32 {
+    count - 1 - pos
+}
+
 /// The accelerated forward. Grid: `(ceil(Sq / (16·m_tiles·planes)), B·H)`, cube
 /// `(32, planes)`.
 /// q, k and v are read `N` elements at a time (their last dim contiguous and every other
@@ -95,7 +102,9 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
     let lane = UNIT_POS_X;
     let plane = UNIT_POS_Y;
     let tid = plane * 32 + lane;
-    let q_first = CUBE_POS_X * block_q;
+    // Last query blocks first: under a causal mask they see the most keys, and starting
+    // the heaviest cubes first leaves light ones for the tail of the grid.
+    let q_first = reversed(CUBE_POS_X, CUBE_COUNT_X) * block_q;
     let g = lane / 4;
     let t = lane % 4;
     // Row of tile mi, half r (0: row g, 1: row g + 8): plane_first + 16·mi + 8·r.
