@@ -284,6 +284,10 @@ impl<B: FlashAttentionBackend> FlashMultiHeadAttention<B> {
 
 impl<B: FlashAttentionBackend> From<MultiHeadAttention<B>> for FlashMultiHeadAttention<B> {
     /// The same projections (weights included), no dropout, no mask, no rotary embeddings.
+    ///
+    /// Burn initialises parameters lazily: convert the module itself, or a clone taken after
+    /// its first use (or after loading a record), since two clones of a never-used module draw
+    /// their weights separately.
     fn from(mha: MultiHeadAttention<B>) -> Self {
         Self {
             query: mha.query,
