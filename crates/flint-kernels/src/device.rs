@@ -188,6 +188,21 @@ fn cuda_identity(index: usize) -> Option<(String, String, String)> {
     Some((name, format!("sm_{major}{minor}"), driver))
 }
 
+/// The adapters of wgpu's primary backends: cubecl runs on Vulkan/Metal/DX12, and probing
+/// GL logs errors. Empty when wgpu cannot start.
+#[cfg(feature = "wgpu")]
+pub(crate) fn wgpu_adapters() -> Vec<wgpu::AdapterInfo> {
+    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
+    desc.backends = wgpu::Backends::PRIMARY;
+    let Ok(instance) =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| wgpu::Instance::new(desc)))
+    else {
+        return Vec::new();
+    };
+    let adapters = cubecl::future::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY));
+    adapters.iter().map(|a| a.get_info()).collect()
+}
+
 #[cfg(feature = "wgpu")]
 fn wgpu_identity(device: &cubecl::wgpu::WgpuDevice) -> Option<(String, String, String)> {
     use cubecl::wgpu::WgpuDevice as D;
@@ -200,14 +215,7 @@ fn wgpu_identity(device: &cubecl::wgpu::WgpuDevice) -> Option<(String, String, S
         D::Cpu => Some((T::Cpu, 0)),
         _ => None,
     };
-    // Primary backends only: cubecl runs on Vulkan/Metal/DX12, and probing GL logs errors.
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-    desc.backends = wgpu::Backends::PRIMARY;
-    let instance =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| wgpu::Instance::new(desc)))
-            .ok()?;
-    let adapters = cubecl::future::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY));
-    let infos: Vec<wgpu::AdapterInfo> = adapters.iter().map(|a| a.get_info()).collect();
+    let infos = wgpu_adapters();
     let info = match wanted {
         Some((kind, index)) => infos.iter().filter(|i| i.device_type == kind).nth(index),
         // The default device: the same preference order as a high-performance request.

@@ -44,22 +44,14 @@ pub fn cuda_devices() -> Vec<cubecl::cuda::CudaDevice> {
 pub fn wgpu_devices() -> Vec<cubecl::wgpu::WgpuDevice> {
     use cubecl::wgpu::WgpuDevice as D;
     use wgpu::DeviceType as T;
-    let mut desc = wgpu::InstanceDescriptor::new_without_display_handle();
-    desc.backends = wgpu::Backends::PRIMARY;
-    let Ok(instance) =
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| wgpu::Instance::new(desc)))
-    else {
-        return Vec::new();
-    };
-    let adapters = cubecl::future::block_on(instance.enumerate_adapters(wgpu::Backends::PRIMARY));
     let (mut discrete, mut integrated, mut virt) = (0, 0, 0);
     let next = |n: &mut usize| {
         *n += 1;
         *n - 1
     };
-    adapters
+    crate::device::wgpu_adapters()
         .iter()
-        .filter_map(|a| match a.get_info().device_type {
+        .filter_map(|a| match a.device_type {
             T::DiscreteGpu => Some(D::DiscreteGpu(next(&mut discrete))),
             T::IntegratedGpu => Some(D::IntegratedGpu(next(&mut integrated))),
             T::VirtualGpu => Some(D::VirtualGpu(next(&mut virt))),
