@@ -15,7 +15,8 @@
 //! ```text
 //! cargo run --release -p flint-benches --features cuda --bin attention_bench -- \
 //!     [--workloads] [--dims 128 --seqs 1024,4096] [--dtype bf16|f16|f32] [--no-burn] \
-//!     [--csv out.csv] [--svg out.svg --reference sdpa.txt] [--iters 5] [--bwd] [--bwd-configs]
+//!     [--csv out.csv] [--svg out.svg --reference sdpa.txt] [--iters 5] [--bwd]
+//!     [--bwd-configs] [--fwd-configs]
 //! ```
 //!
 //! `--svg FILE` draws TFLOP/s against sequence length (see [`crate::chart`]), with the lines of
@@ -25,7 +26,8 @@
 //! `sum(out ∘ dO)`), reported as the backward alone (`fwd+bwd − fwd`, FLOPs 2.5× the
 //! forward's, as FlashAttention counts) next to Burn's attention under autodiff (its
 //! decomposed fallback), with the device memory reserved by the pool after the run.
-//! `--bwd-configs` adds one row per tensor-core backward tiling, forced through an overlay.
+//! `--bwd-configs` adds one row per tensor-core backward tiling, forced through an overlay;
+//! `--fwd-configs` one row per tensor-core forward tiling, forced through the options.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -35,7 +37,10 @@ use burn::tensor::backend::Backend;
 use burn::tensor::module::attention as burn_attention;
 use burn::tensor::ops::AttentionModuleOptions;
 use burn::tensor::{DType, Distribution, Tensor};
-use flint::{AttentionBwdConfig, AttentionOptions, FlashAttentionBackend, Overlay, Variant};
+use flint::{
+    AttentionBwdConfig, AttentionFwdConfig, AttentionOptions, FlashAttentionBackend, Overlay,
+    Variant,
+};
 use flint_manifest::{Manifest, Val, WorkloadValue, env_of};
 
 use crate::chart::{Point, panel, parse_reference, svg};
@@ -73,6 +78,8 @@ pub struct Args {
     pub bwd: bool,
     /// With `bwd`: also time each tensor-core backward tiling, forced through an overlay.
     pub bwd_configs: bool,
+    /// Forward: also time each tensor-core forward tiling, forced through the options.
+    pub fwd_configs: bool,
 }
 
 impl Default for Args {
@@ -93,6 +100,7 @@ impl Default for Args {
             peak_gbps: 3350.0,
             bwd: false,
             bwd_configs: false,
+            fwd_configs: false,
         }
     }
 }
@@ -156,6 +164,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
                 a.bwd = true;
                 a.bwd_configs = true;
             }
+            "--fwd-configs" => a.fwd_configs = true,
             "--dtype" => a.dtype = dtype(&value()?)?,
             other => return Err(format!("unknown argument `{other}`")),
         }
@@ -532,6 +541,20 @@ fn run<B: FlashAttentionBackend>(
             )
         });
         row("flint", timing);
+        if a.fwd_configs {
+            for (bq, bkv) in [(64, 64), (128, 64), (64, 32), (128, 32)] {
+                let config = AttentionFwdConfig {
+                    variant: Variant::Mma,
+                    block_q: bq,
+                    block_kv: bkv,
+                };
+                let options = AttentionOptions::new().with_causal(w.causal).config(config);
+                let timing = time::<B>(device, a.iters, || {
+                    flint::flash_attention_with(q.clone(), k.clone(), v.clone(), options.clone())
+                });
+                row(&format!("flint-mma{bq}x{bkv}"), timing);
+            }
+        }
         let scores = (w.b * w.h * w.sq * w.sk) as f64 * 4.0;
         if a.burn && scores <= BURN_SCORES_LIMIT {
             // Burn's op has no GQA: k and v are expanded to every query head beforehand.

@@ -77,9 +77,10 @@ impl AttentionBwdConfig {
     /// variant. dK/dV: the block's K and V, their gradient accumulators, a Q and dO tile and
     /// the tile's LSE and delta. dQ: the block's Q, dO and dQ accumulator, a K and V tile.
     ///
-    /// MMA, in 16-bit elements with rows padded by 8: dK/dV holds its 64 keys' K and V and a
-    /// `block_q` tile of Q and dO (plus the tile's f32 LSE and delta); dQ holds its 64
-    /// queries' Q and dO and a `block_kv` tile of K and V.
+    /// MMA, in 16-bit elements with rows padded by 8: dK/dV holds its 64 keys' K and V and
+    /// two `block_q` tiles of Q and dO (plus the tiles' f32 LSE and delta); dQ holds its 64
+    /// queries' Q and dO and two `block_kv` tiles of K and V. The second tile is the one
+    /// being loaded while the first is used.
     pub fn smem_bytes(&self, head_dim: usize, val_dim: usize) -> usize {
         let (bq, bkv) = (self.block_q as usize, self.block_kv as usize);
         let (d, dv) = (head_dim, val_dim);
@@ -91,8 +92,8 @@ impl AttentionBwdConfig {
             }
             Variant::Mma => {
                 let rows = 16 * MMA_PLANES as usize;
-                let dkdv = 2 * (rows + bq) * (d + dv + 16) + 8 * bq;
-                let dq = 2 * (rows + bkv) * (d + dv + 16);
+                let dkdv = 2 * (rows + 2 * bq) * (d + dv + 16) + 16 * bq;
+                let dq = 2 * (rows + 2 * bkv) * (d + dv + 16);
                 dkdv.max(dq)
             }
         }

@@ -135,7 +135,8 @@ impl Op for AttentionFwdOp {
     }
 
     fn version(&self) -> u32 {
-        2
+        // 3: asynchronous K/V copies change which tiling is fastest; re-tune.
+        3
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionFwdConfig, String> {

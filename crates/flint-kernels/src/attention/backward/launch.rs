@@ -7,7 +7,7 @@ use flint_tune::{Choice, Invocation, Op, Selector};
 use super::mma::{BwdMmaParams, attention_bwd_dkdv_mma, attention_bwd_dq_mma};
 use super::portable::{BwdParams, attention_bwd_delta, attention_bwd_dkdv, attention_bwd_dq};
 use crate::attention::config::MMA_PLANES;
-use crate::attention::forward::{scalars, vector_ok};
+use crate::attention::forward::{MAX_GRID_Y, causal_order, scalars, vector_ok};
 use crate::attention::{AttentionBwdConfig, AttentionBwdOp, AttentionProblem, Variant};
 use crate::{CubeclBenchmark, DeviceLimits, KernelError, fingerprint};
 
@@ -206,6 +206,17 @@ fn launch_with<R: Runtime>(
                 1
             };
             let rows = 16 * MMA_PLANES as usize;
+            let key_blocks = to_u32(problem.seq_kv.div_ceil(rows), "key blocks")?;
+            let query_blocks = to_u32(problem.seq_q.div_ceil(rows), "query blocks")?;
+            // Causal: every head's heavy blocks first (see the forward's launch).
+            let heads_major = causal_order(problem) && key_blocks.max(query_blocks) <= MAX_GRID_Y;
+            let grid = |blocks, heads| {
+                if heads_major {
+                    CubeCount::Static(heads, blocks, 1)
+                } else {
+                    CubeCount::Static(blocks, heads, 1)
+                }
+            };
             let mma = |tile| BwdMmaParams {
                 planes: MMA_PLANES,
                 tile,
@@ -215,14 +226,11 @@ fn launch_with<R: Runtime>(
                 has_right: right.is_some(),
                 vec: vec as u32,
                 out_vec: out_vec as u32,
+                heads_major,
             };
             attention_bwd_dkdv_mma::launch::<R>(
                 client,
-                CubeCount::Static(
-                    to_u32(problem.seq_kv.div_ceil(rows), "key blocks")?,
-                    bhkv,
-                    1,
-                ),
+                grid(key_blocks, bhkv),
                 CubeDim::new_2d(32, MMA_PLANES),
                 vec,
                 out_vec,
@@ -241,7 +249,7 @@ fn launch_with<R: Runtime>(
             let a = args();
             attention_bwd_dq_mma::launch::<R>(
                 client,
-                CubeCount::Static(to_u32(problem.seq_q.div_ceil(rows), "query blocks")?, bh, 1),
+                grid(query_blocks, bh),
                 CubeDim::new_2d(32, MMA_PLANES),
                 vec,
                 out_vec,

@@ -20,7 +20,11 @@ use cubecl::cmma::MmaDefinition;
 use cubecl::ir::{FastMath, MatrixIdent};
 use cubecl::prelude::*;
 
-use crate::attention::forward::mma::{PAD, Pair, load_a, mma_step, reversed, stage, write_pair};
+use cubecl::prelude::barrier::Barrier;
+
+use crate::attention::forward::mma::{
+    PAD, Pair, block_and_head, load_a, mma_step, stage, stage_rows, write_pair,
+};
 use crate::attention::forward::{NO_MAX, PortableScalars};
 
 /// Compile-time shape of one kernel instance.
@@ -42,6 +46,9 @@ pub struct BwdMmaParams {
     pub vec: u32,
     /// Elements per gradient write (the launch's `NO`, 1 or 2).
     pub out_vec: u32,
+    /// The grid is `(B·heads, blocks)` rather than `(blocks, B·heads)`, so that the heavy
+    /// blocks of every head start before the light ones (see `block_and_head`).
+    pub heads_major: bool,
 }
 
 /// Whether key `key` is visible from query `row` (`offset = Sk − Sq`), both in range.
@@ -67,7 +74,7 @@ fn visible_mma(
     ok
 }
 
-/// `acc[tiles] = A(rows from `a_row0` of `a_s`) · B(rows of `b_s`)ᵀ` over a contraction of
+/// `acc[tiles] = A(rows from `a_row0` of `a_s`) · B(rows from `b_row0` of `b_s`)ᵀ` over a contraction of
 /// `depth` (row-major tiles with row stride `ld`): the plane's 16 rows against `n_tiles`·8
 /// rows of `b_s`, accumulated from zero.
 #[cube]
@@ -76,6 +83,7 @@ fn product_nt<E: Float, N: Size>(
     a_s: &SharedMemory<Vector<E, N>>,
     a_row0: u32,
     b_s: &SharedMemory<Vector<E, N>>,
+    b_row0: u32,
     acc: &mut Array<Vector<f32, Pair>>,
     #[comptime] n_tiles: u32,
     #[comptime] depth: u32,
@@ -95,7 +103,7 @@ fn product_nt<E: Float, N: Size>(
         #[unroll]
         for jp in 0..comptime!(n_tiles / 2) {
             // Matrices: rows 16·jp + 0-7 | 8-15 of b_s, columns 16·kk + 0-7 | 8-15.
-            let row = jp * 16 + lm_row + 8 * (lm_mat / 2);
+            let row = b_row0 + jp * 16 + lm_row + 8 * (lm_mat / 2);
             let at = row * ld + kk * 16 + 8 * (lm_mat % 2);
             let b = def.load_matrix::<Vector<E, N>, Pair>(
                 &b_s.slice((at / vec) as usize, ((at + 8) / vec) as usize),
@@ -119,13 +127,14 @@ fn product_nt<E: Float, N: Size>(
 }
 
 /// `acc += X · B` where X is the plane's 16 rows held in accumulator layout (`x`, `k_tiles`
-/// 8-column tiles, cast to `E`) and B the rows of `b_s` (`k_tiles`·8 rows, `n_tiles`·8
+/// 8-column tiles, cast to `E`) and B the rows of `b_s` from `b_row0` (`k_tiles`·8 rows, `n_tiles`·8
 /// columns, row stride `ld`), read with the transposing `ldmatrix`.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn product_acc_b<E: Float, N: Size>(
     x: &Array<Vector<f32, Pair>>,
     b_s: &SharedMemory<Vector<E, N>>,
+    b_row0: u32,
     acc: &mut Array<Vector<f32, Pair>>,
     #[comptime] k_tiles: u32,
     #[comptime] n_tiles: u32,
@@ -145,7 +154,7 @@ fn product_acc_b<E: Float, N: Size>(
         #[unroll]
         for np in 0..comptime!(n_tiles / 2) {
             // Matrices (transposed): rows 16·kk + 0-7 | 8-15, columns 16·np + 0-7 | 8-15.
-            let row = kk * 16 + lm_row + 8 * (lm_mat % 2);
+            let row = b_row0 + kk * 16 + lm_row + 8 * (lm_mat % 2);
             let at = row * ld + np * 16 + 8 * (lm_mat / 2);
             let b = def.load_matrix::<Vector<E, N>, Pair>(
                 &b_s.slice((at / vec) as usize, ((at + 8) / vec) as usize),
@@ -168,7 +177,8 @@ fn product_acc_b<E: Float, N: Size>(
     }
 }
 
-/// dK and dV. Grid `(ceil(Sk / (16·planes)), B·Hkv)`, cube `(32, planes)`.
+/// dK and dV. Grid `(ceil(Sk / (16·planes)), B·Hkv)` or its transpose with `heads_major`,
+/// cube `(32, planes)`.
 // CubeCL emits the fast `__expf` only with all three flags; NaN still propagates through it.
 #[cube(
     launch,
@@ -200,8 +210,10 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size>(
     let kv_heads = k.shape(1) as u32;
     let seq_q = q.shape(2) as u32;
     let seq_kv = k.shape(2) as u32;
-    let b = CUBE_POS_Y / kv_heads;
-    let kvh = CUBE_POS_Y % kv_heads;
+    // First key blocks first: under a causal mask they see the most queries.
+    let order = block_and_head(p.heads_major, false);
+    let b = order[1] / kv_heads;
+    let kvh = order[1] % kv_heads;
     let lane = UNIT_POS_X;
     let plane = UNIT_POS_Y;
     let tid = plane * 32 + lane;
@@ -209,7 +221,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size>(
     let t = lane % 4;
     let lm_row = lane % 8;
     let lm_mat = lane / 8;
-    let k_first = CUBE_POS_X * block_kv;
+    let k_first = order[0] * block_kv;
     let plane_key = k_first + plane * 16 + g;
     let offset = seq_kv as i32 - seq_q as i32;
 
@@ -231,16 +243,20 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size>(
         comptime!((block_kv * ld_v / vec) as usize),
         16usize,
     );
+    // Two buffers of Q, dO, LSE and delta: the next query tile lands while this one is
+    // used, through asynchronous copies when the reads are 16 bytes wide.
+    let pipelined = comptime!(p.vec == 8);
     let mut q_s = SharedMemory::<Vector<E, N>>::new_aligned(
-        comptime!((p.tile * ld_k / vec) as usize),
+        comptime!((2 * p.tile * ld_k / vec) as usize),
         16usize,
     );
     let mut do_s = SharedMemory::<Vector<E, N>>::new_aligned(
-        comptime!((p.tile * ld_v / vec) as usize),
+        comptime!((2 * p.tile * ld_v / vec) as usize),
         16usize,
     );
-    let mut lse_s = SharedMemory::<f32>::new(p.tile as usize);
-    let mut delta_s = SharedMemory::<f32>::new(p.tile as usize);
+    let mut lse_s = SharedMemory::<f32>::new(comptime!(2 * p.tile) as usize);
+    let mut delta_s = SharedMemory::<f32>::new(comptime!(2 * p.tile) as usize);
+    let ready = Barrier::shared(units, tid == 0);
 
     let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
     let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
@@ -284,133 +300,172 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size>(
     let mut st = Array::<Vector<f32, Pair>>::new(comptime!((q_tiles * 2) as usize));
     let mut dpt = Array::<Vector<f32, Pair>>::new(comptime!((q_tiles * 2) as usize));
 
-    for gh in 0..s.group {
-        let h = kvh * s.group + gh;
-        let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
-        let do_base = b as usize * dout.stride(0) + h as usize * dout.stride(1);
-        let lse_base = b as usize * lse.stride(0) + h as usize * lse.stride(1);
-        let delta_base = b as usize * delta.stride(0) + h as usize * delta.stride(1);
-        let mut start = q_lo;
-        while start < q_hi {
-            sync_cube();
-            stage::<E, N>(
-                q, q_base, start, seq_q, &mut q_s, p.tile, p.head_dim, ld_k, vec, units, tid,
-            );
-            stage::<E, N>(
-                dout, do_base, start, seq_q, &mut do_s, p.tile, p.val_dim, ld_v, vec, units, tid,
-            );
-            if tid < p.tile {
-                let row = start + tid as i32;
-                let mut l = 0.0f32;
-                let mut dl = 0.0f32;
-                if row < seq_q as i32 {
-                    l = lse[lse_base + row as usize * lse.stride(2)];
-                    dl = delta[delta_base + row as usize * delta.stride(2)];
-                }
-                lse_s[tid as usize] = l;
-                delta_s[tid as usize] = dl;
-            }
-            sync_cube();
-
-            // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for the plane's 16 keys against the tile's queries.
-            product_nt::<E, N>(
-                &k_s,
-                plane * 16,
-                &q_s,
-                &mut st,
-                q_tiles,
-                p.head_dim,
-                ld_k,
-                vec,
-                lm_row,
-                lm_mat,
-            );
-            product_nt::<E, N>(
-                &v_s,
-                plane * 16,
-                &do_s,
-                &mut dpt,
-                q_tiles,
-                p.val_dim,
-                ld_v,
-                vec,
-                lm_row,
-                lm_mat,
-            );
-
-            // Pᵀ into st, dSᵀ into dpt. Per-element masking only where the tile crosses a
-            // boundary: the sequence ends or the causal/window band.
-            let row_lo = start;
-            let row_hi = start + p.tile as i32 - 1;
-            let key_hi = k_first as i32 + block_kv as i32 - 1;
-            let needs_mask = row_hi >= q_hi
-                || key_hi >= seq_kv as i32
-                || (p.has_right && key_hi > row_lo + offset + s.right as i32)
-                || (p.has_left && (k_first as i32) < row_hi + offset - s.left as i32);
-            #[unroll]
-            for j in 0..q_tiles {
-                #[unroll]
-                for r in 0..2u32 {
-                    let key = (plane_key + r * 8) as i32;
-                    let at = (j * 2 + r) as usize;
-                    let mut pv = st[at];
-                    let mut dsv = dpt[at];
-                    #[unroll]
-                    for c in 0..2u32 {
-                        let qi = j * 8 + t * 2 + c;
-                        let row = start + qi as i32;
-                        let mut ok = true;
-                        if needs_mask {
-                            ok = visible_mma(
-                                row,
-                                key,
-                                q_hi,
-                                seq_kv as i32,
-                                offset,
-                                s,
-                                p.has_left,
-                                p.has_right,
-                            );
-                        }
-                        let arg = select(
-                            ok,
-                            pv[c as usize] * s.scale - lse_s[qi as usize],
-                            f32::new(NO_MAX),
-                        );
-                        let prob = arg.exp();
-                        pv[c as usize] = prob;
-                        dsv[c as usize] = prob * (dsv[c as usize] - delta_s[qi as usize]);
-                    }
-                    st[at] = pv;
-                    dpt[at] = dsv;
-                }
-            }
-
-            // dV += Pᵀ·dO and dK += dSᵀ·Q.
-            product_acc_b::<E, N>(
-                &st,
-                &do_s,
-                &mut dv_acc,
-                q_tiles,
-                dv_tiles,
-                ld_v,
-                vec,
-                lm_row,
-                lm_mat,
-            );
-            product_acc_b::<E, N>(
-                &dpt,
-                &q_s,
-                &mut dk_acc,
-                q_tiles,
-                d_tiles,
-                ld_k,
-                vec,
-                lm_row,
-                lm_mat,
-            );
-            start += p.tile as i32;
+    // Tile n is query tile n % per_head of query head n / per_head of the group.
+    let span = q_hi - q_lo;
+    let per_head = select(span > 0, (span as u32 + p.tile - 1) / p.tile, 0u32);
+    let count = per_head * s.group;
+    if count > 0 {
+        load_query_tile::<E, N>(
+            q,
+            dout,
+            lse,
+            delta,
+            &mut q_s,
+            &mut do_s,
+            &mut lse_s,
+            &mut delta_s,
+            b,
+            kvh * s.group,
+            q_lo,
+            seq_q,
+            0u32,
+            p,
+            units,
+            tid,
+        );
+        if pipelined {
+            ready.commit_copy_async();
+            ready.arrive();
         }
+    }
+    let mut n = 0u32;
+    while n < count {
+        let buf = n % 2;
+        if pipelined {
+            ready.wait_parity(buf);
+        }
+        // Tile n is visible, and every plane is past tile n - 1, whose buffer is refilled.
+        sync_cube();
+        let next = n + 1;
+        if next < count {
+            load_query_tile::<E, N>(
+                q,
+                dout,
+                lse,
+                delta,
+                &mut q_s,
+                &mut do_s,
+                &mut lse_s,
+                &mut delta_s,
+                b,
+                kvh * s.group + next / per_head,
+                q_lo + ((next % per_head) * p.tile) as i32,
+                seq_q,
+                1u32 - buf,
+                p,
+                units,
+                tid,
+            );
+            if pipelined {
+                ready.commit_copy_async();
+                ready.arrive();
+            }
+        }
+        let start = q_lo + ((n % per_head) * p.tile) as i32;
+        let row0 = buf * p.tile;
+
+        // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for the plane's 16 keys against the tile's queries.
+        product_nt::<E, N>(
+            &k_s,
+            plane * 16,
+            &q_s,
+            row0,
+            &mut st,
+            q_tiles,
+            p.head_dim,
+            ld_k,
+            vec,
+            lm_row,
+            lm_mat,
+        );
+        product_nt::<E, N>(
+            &v_s,
+            plane * 16,
+            &do_s,
+            row0,
+            &mut dpt,
+            q_tiles,
+            p.val_dim,
+            ld_v,
+            vec,
+            lm_row,
+            lm_mat,
+        );
+
+        // Pᵀ into st, dSᵀ into dpt. Per-element masking only where the tile crosses a
+        // boundary: the sequence ends or the causal/window band.
+        let row_lo = start;
+        let row_hi = start + p.tile as i32 - 1;
+        let key_hi = k_first as i32 + block_kv as i32 - 1;
+        let needs_mask = row_hi >= q_hi
+            || key_hi >= seq_kv as i32
+            || (p.has_right && key_hi > row_lo + offset + s.right as i32)
+            || (p.has_left && (k_first as i32) < row_hi + offset - s.left as i32);
+        #[unroll]
+        for j in 0..q_tiles {
+            #[unroll]
+            for r in 0..2u32 {
+                let key = (plane_key + r * 8) as i32;
+                let at = (j * 2 + r) as usize;
+                let mut pv = st[at];
+                let mut dsv = dpt[at];
+                #[unroll]
+                for c in 0..2u32 {
+                    let qi = j * 8 + t * 2 + c;
+                    let row = start + qi as i32;
+                    let mut ok = true;
+                    if needs_mask {
+                        ok = visible_mma(
+                            row,
+                            key,
+                            q_hi,
+                            seq_kv as i32,
+                            offset,
+                            s,
+                            p.has_left,
+                            p.has_right,
+                        );
+                    }
+                    let arg = select(
+                        ok,
+                        pv[c as usize] * s.scale - lse_s[(row0 + qi) as usize],
+                        f32::new(NO_MAX),
+                    );
+                    let prob = arg.exp();
+                    pv[c as usize] = prob;
+                    dsv[c as usize] = prob * (dsv[c as usize] - delta_s[(row0 + qi) as usize]);
+                }
+                st[at] = pv;
+                dpt[at] = dsv;
+            }
+        }
+
+        // dV += Pᵀ·dO and dK += dSᵀ·Q.
+        product_acc_b::<E, N>(
+            &st,
+            &do_s,
+            row0,
+            &mut dv_acc,
+            q_tiles,
+            dv_tiles,
+            ld_v,
+            vec,
+            lm_row,
+            lm_mat,
+        );
+        product_acc_b::<E, N>(
+            &dpt,
+            &q_s,
+            row0,
+            &mut dk_acc,
+            q_tiles,
+            d_tiles,
+            ld_k,
+            vec,
+            lm_row,
+            lm_mat,
+        );
+        n += 1;
     }
 
     #[unroll]
@@ -439,7 +494,8 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size>(
     }
 }
 
-/// dQ. Grid `(ceil(Sq / (16·planes)), B·H)`, cube `(32, planes)`.
+/// dQ. Grid `(ceil(Sq / (16·planes)), B·H)` or its transpose with `heads_major`, cube
+/// `(32, planes)`.
 #[cube(
     launch,
     fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf
@@ -468,7 +524,10 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
     let heads = q.shape(1) as u32;
     let seq_q = q.shape(2) as u32;
     let seq_kv = k.shape(2) as u32;
-    let bh = CUBE_POS_Y;
+    // Last query blocks first: under a causal mask they see the most keys, and starting
+    // the heaviest cubes first leaves light ones for the tail of the grid.
+    let order = block_and_head(p.heads_major, true);
+    let bh = order[1];
     let b = bh / heads;
     let h = bh % heads;
     let kvh = h / s.group;
@@ -479,9 +538,7 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
     let t = lane % 4;
     let lm_row = lane % 8;
     let lm_mat = lane / 8;
-    // Last query blocks first: under a causal mask they see the most keys, and starting
-    // the heaviest cubes first leaves light ones for the tail of the grid.
-    let q_first = reversed(CUBE_POS_X, CUBE_COUNT_X) * block_q;
+    let q_first = order[0] * block_q;
     let plane_row = q_first + plane * 16 + g;
     let offset = seq_kv as i32 - seq_q as i32;
 
@@ -503,15 +560,18 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
         comptime!((block_q * ld_v / vec) as usize),
         16usize,
     );
+    // Two buffers of K and V: the next key tile lands while this one is used, through
+    // asynchronous copies when the reads are 16 bytes wide.
+    let pipelined = comptime!(p.vec == 8);
     let mut k_s = SharedMemory::<Vector<E, N>>::new_aligned(
-        comptime!((p.tile * ld_k / vec) as usize),
+        comptime!((2 * p.tile * ld_k / vec) as usize),
         16usize,
     );
     let mut v_s = SharedMemory::<Vector<E, N>>::new_aligned(
-        comptime!((p.tile * ld_v / vec) as usize),
+        comptime!((2 * p.tile * ld_v / vec) as usize),
         16usize,
     );
-
+    let ready = Barrier::shared(units, tid == 0);
     let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
     let do_base = b as usize * dout.stride(0) + h as usize * dout.stride(1);
     stage::<E, N>(
@@ -570,21 +630,55 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
     let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
     let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
 
-    let mut start = kv_lo;
-    while start < kv_hi {
-        sync_cube();
-        stage::<E, N>(
-            k, k_base, start, seq_kv, &mut k_s, p.tile, p.head_dim, ld_k, vec, units, tid,
+    let span = kv_hi - kv_lo;
+    let count = select(span > 0, (span as u32 + p.tile - 1) / p.tile, 0u32);
+    if count > 0 {
+        stage_rows::<E, N>(
+            k, k_base, kv_lo, seq_kv, &mut k_s, 0u32, p.tile, p.head_dim, ld_k, vec, units, tid,
+            pipelined,
         );
-        stage::<E, N>(
-            v, v_base, start, seq_kv, &mut v_s, p.tile, p.val_dim, ld_v, vec, units, tid,
+        stage_rows::<E, N>(
+            v, v_base, kv_lo, seq_kv, &mut v_s, 0u32, p.tile, p.val_dim, ld_v, vec, units, tid,
+            pipelined,
         );
+        if pipelined {
+            ready.commit_copy_async();
+            ready.arrive();
+        }
+    }
+    let mut n = 0u32;
+    while n < count {
+        let buf = n % 2;
+        if pipelined {
+            ready.wait_parity(buf);
+        }
+        // Tile n is visible, and every plane is past tile n - 1, whose buffer is refilled.
         sync_cube();
+        let next = n + 1;
+        if next < count {
+            let at = kv_lo + (next * p.tile) as i32;
+            let row0 = (1u32 - buf) * p.tile;
+            stage_rows::<E, N>(
+                k, k_base, at, seq_kv, &mut k_s, row0, p.tile, p.head_dim, ld_k, vec, units, tid,
+                pipelined,
+            );
+            stage_rows::<E, N>(
+                v, v_base, at, seq_kv, &mut v_s, row0, p.tile, p.val_dim, ld_v, vec, units, tid,
+                pipelined,
+            );
+            if pipelined {
+                ready.commit_copy_async();
+                ready.arrive();
+            }
+        }
+        let start = kv_lo + (n * p.tile) as i32;
+        let row0 = buf * p.tile;
 
         product_nt::<E, N>(
             &q_s,
             plane * 16,
             &k_s,
+            row0,
             &mut sc,
             k_tiles,
             p.head_dim,
@@ -597,6 +691,7 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
             &do_s,
             plane * 16,
             &v_s,
+            row0,
             &mut dp,
             k_tiles,
             p.val_dim,
@@ -650,6 +745,7 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
         product_acc_b::<E, N>(
             &dp,
             &k_s,
+            row0,
             &mut dq_acc,
             k_tiles,
             d_tiles,
@@ -658,7 +754,7 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
             lm_row,
             lm_mat,
         );
-        start += p.tile as i32;
+        n += 1;
     }
 
     #[unroll]
@@ -675,5 +771,78 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
                 write_pair::<E, NO>(dq, base + (i * 8 + t * 2) as usize, pair, p.out_vec);
             }
         }
+    }
+}
+
+/// Stages query tile `start..start + tile` of query head `h` into buffer `buf`: Q, dO (through
+/// [`stage_rows`]) and the rows' LSE and delta (plain loads; zero past the end).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn load_query_tile<E: Float, N: Size>(
+    q: &Tensor<Vector<E, N>>,
+    dout: &Tensor<Vector<E, N>>,
+    lse: &Tensor<f32>,
+    delta: &Tensor<f32>,
+    q_s: &mut SharedMemory<Vector<E, N>>,
+    do_s: &mut SharedMemory<Vector<E, N>>,
+    lse_s: &mut SharedMemory<f32>,
+    delta_s: &mut SharedMemory<f32>,
+    b: u32,
+    h: u32,
+    start: i32,
+    seq_q: u32,
+    buf: u32,
+    #[comptime] p: BwdMmaParams,
+    #[comptime] units: u32,
+    tid: u32,
+) {
+    let pipelined = comptime!(p.vec == 8);
+    let row0 = buf * p.tile;
+    let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
+    let do_base = b as usize * dout.stride(0) + h as usize * dout.stride(1);
+    stage_rows::<E, N>(
+        q,
+        q_base,
+        start,
+        seq_q,
+        q_s,
+        row0,
+        p.tile,
+        p.head_dim,
+        comptime!(p.head_dim + PAD),
+        p.vec,
+        units,
+        tid,
+        pipelined,
+    );
+    stage_rows::<E, N>(
+        dout,
+        do_base,
+        start,
+        seq_q,
+        do_s,
+        row0,
+        p.tile,
+        p.val_dim,
+        comptime!(p.val_dim + PAD),
+        p.vec,
+        units,
+        tid,
+        pipelined,
+    );
+    if tid < p.tile {
+        let row = start + tid as i32;
+        let mut l = 0.0f32;
+        let mut dl = 0.0f32;
+        if row < seq_q as i32 {
+            l = lse[b as usize * lse.stride(0)
+                + h as usize * lse.stride(1)
+                + row as usize * lse.stride(2)];
+            dl = delta[b as usize * delta.stride(0)
+                + h as usize * delta.stride(1)
+                + row as usize * delta.stride(2)];
+        }
+        lse_s[(row0 + tid) as usize] = l;
+        delta_s[(row0 + tid) as usize] = dl;
     }
 }

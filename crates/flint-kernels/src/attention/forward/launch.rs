@@ -143,6 +143,14 @@ fn launch_with<R: Runtime>(
             } else {
                 1
             };
+            // Causal work grows with the query block: launch every head's heavy blocks
+            // first. Otherwise neighbouring cubes share a head, and its K and V in L2.
+            let heads_major = causal_order(problem) && q_blocks <= MAX_GRID_Y;
+            let grid = if heads_major {
+                CubeCount::Static(bh, q_blocks, 1)
+            } else {
+                CubeCount::Static(q_blocks, bh, 1)
+            };
             let params = MmaParams {
                 vec: vec as u32,
                 out_vec: out_vec as u32,
@@ -156,10 +164,11 @@ fn launch_with<R: Runtime>(
                 has_bias: problem.has_bias,
                 has_softcap: problem.softcap.is_some(),
                 has_dropout: problem.dropout.is_some(),
+                heads_major,
             };
             attention_fwd_mma::launch::<R>(
                 client,
-                CubeCount::Static(q_blocks, bh, 1),
+                grid,
                 CubeDim::new_2d(32, MMA_PLANES),
                 vec,
                 out_vec,
@@ -176,6 +185,15 @@ fn launch_with<R: Runtime>(
         }
     }
     Ok(())
+}
+
+/// The most cubes a grid may have along y.
+pub(crate) const MAX_GRID_Y: u32 = 65_535;
+
+/// Whether the work per block is uneven enough (a right window bound, no left one: causal)
+/// to launch the blocks of all heads heaviest first.
+pub(crate) fn causal_order(problem: &AttentionProblem) -> bool {
+    problem.window.1.is_some() && problem.window.0.is_none()
 }
 
 /// Whether a 4-D tensor with `strides` can be read `width` elements at a time along its last

@@ -16,6 +16,7 @@
 
 use cubecl::cmma::MmaDefinition;
 use cubecl::ir::{FastMath, MatrixIdent};
+use cubecl::prelude::barrier::{Barrier, copy_async_checked};
 use cubecl::prelude::*;
 
 use super::portable::PortableScalars;
@@ -54,6 +55,34 @@ pub struct MmaParams {
     pub vec: u32,
     /// Elements per output write (the launch's `NO`, 1 or 2).
     pub out_vec: u32,
+    /// The grid is `(B·H, blocks)` rather than `(blocks, B·H)` (see [`block_and_head`]).
+    pub heads_major: bool,
+}
+
+/// This cube's (block, batch·head) pair, blocks counted from the end when `reversed_blocks`.
+/// With `heads_major` the grid is `(B·H, blocks)`: cubes are launched in x order first, so
+/// the first block of every head is launched before the second of any. Under a causal mask
+/// that puts every heavy cube ahead of every light one, where the default `(blocks, B·H)`
+/// order alternates heavy and light once per head.
+#[cube]
+pub(crate) fn block_and_head(
+    #[comptime] heads_major: bool,
+    #[comptime] reversed_blocks: bool,
+) -> Array<u32> {
+    let mut out = Array::<u32>::new(2usize);
+    let mut pos = CUBE_POS_X;
+    let mut count = CUBE_COUNT_X;
+    out[1] = CUBE_POS_Y;
+    if comptime!(heads_major) {
+        pos = CUBE_POS_Y;
+        count = CUBE_COUNT_Y;
+        out[1] = CUBE_POS_X;
+    }
+    out[0] = pos;
+    if comptime!(reversed_blocks) {
+        out[0] = reversed(pos, count);
+    }
+    out
 }
 
 /// Cube `pos` of `count` counted from the end (a function, so that the host-side copy of
@@ -63,8 +92,8 @@ pub(crate) fn reversed(pos: u32, count: u32) -> u32 {
     count - 1 - pos
 }
 
-/// The accelerated forward. Grid: `(ceil(Sq / (16·m_tiles·planes)), B·H)`, cube
-/// `(32, planes)`.
+/// The accelerated forward. Grid: `(ceil(Sq / (16·m_tiles·planes)), B·H)`, or the
+/// transpose with `heads_major`; cube `(32, planes)`.
 /// q, k and v are read `N` elements at a time (their last dim contiguous and every other
 /// stride a multiple of `N`); out is written in pairs. Fast intrinsics (`__expf`) are used:
 /// every exponent is finite, masked scores are a finite sentinel.
@@ -95,16 +124,17 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
     let heads = q.shape(1) as u32;
     let seq_q = q.shape(2) as u32;
     let seq_kv = k.shape(2) as u32;
-    let bh = CUBE_POS_Y;
+    // Last query blocks first: under a causal mask they see the most keys, and starting
+    // the heaviest cubes first leaves light ones for the tail of the grid.
+    let order = block_and_head(p.heads_major, true);
+    let bh = order[1];
     let b = bh / heads;
     let h = bh % heads;
     let kvh = h / s.group;
     let lane = UNIT_POS_X;
     let plane = UNIT_POS_Y;
     let tid = plane * 32 + lane;
-    // Last query blocks first: under a causal mask they see the most keys, and starting
-    // the heaviest cubes first leaves light ones for the tail of the grid.
-    let q_first = reversed(CUBE_POS_X, CUBE_COUNT_X) * block_q;
+    let q_first = order[0] * block_q;
     let g = lane / 4;
     let t = lane % 4;
     // Row of tile mi, half r (0: row g, 1: row g + 8): plane_first + 16·mi + 8·r.
@@ -196,18 +226,42 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
     let cube_row_lo = q_first as i32 + offset;
     let cube_row_hi = q_last + offset;
 
-    // K and V are staged together at the top of each tile. Issuing V's (and the next K's)
-    // loads into registers ahead of the products measured 40% slower on the H100 (see
-    // docs/PERF.md): the extra live registers cost more than the latency they hid.
+    // With 16-byte reads, K and V arrive through asynchronous copies that need no
+    // registers: V of a tile lands while S = Q·Kᵀ runs, the next K while O += P·V runs, each
+    // signalled by its own barrier (phase `parity`). Otherwise both are staged through
+    // registers at the top of each tile; issuing those loads earlier measured 40% slower
+    // (see docs/PERF.md): the extra live registers cost more than the latency they hid.
+    let pipelined = comptime!(p.vec == 8);
+    let k_ready = Barrier::shared(units, tid == 0);
+    let v_ready = Barrier::shared(units, tid == 0);
+    let mut parity = 0u32;
+    if pipelined && kv_lo < kv_hi {
+        stage_async::<E, N>(
+            k, k_base, kv_lo, seq_kv, &mut k_s, 0u32, p.block_kv, p.head_dim, ld_k, units, tid,
+        );
+        k_ready.commit_copy_async();
+        k_ready.arrive();
+    }
     let mut start = kv_lo;
     while start < kv_hi {
-        stage::<E, N>(
-            k, k_base, start, seq_kv, &mut k_s, p.block_kv, p.head_dim, ld_k, vec, units, tid,
-        );
-        stage::<E, N>(
-            v, v_base, start, seq_kv, &mut v_s, p.block_kv, p.val_dim, ld_v, vec, units, tid,
-        );
-        sync_cube();
+        if pipelined {
+            k_ready.wait_parity(parity);
+            // Every plane is past the previous tile's P·V before V is overwritten.
+            sync_cube();
+            stage_async::<E, N>(
+                v, v_base, start, seq_kv, &mut v_s, 0u32, p.block_kv, p.val_dim, ld_v, units, tid,
+            );
+            v_ready.commit_copy_async();
+            v_ready.arrive();
+        } else {
+            stage::<E, N>(
+                k, k_base, start, seq_kv, &mut k_s, p.block_kv, p.head_dim, ld_k, vec, units, tid,
+            );
+            stage::<E, N>(
+                v, v_base, start, seq_kv, &mut v_s, p.block_kv, p.val_dim, ld_v, vec, units, tid,
+            );
+            sync_cube();
+        }
 
         // S = Q·Kᵀ: each K fragment pair feeds every row tile of the plane.
         #[unroll]
@@ -372,6 +426,21 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
             }
         }
 
+        if pipelined {
+            v_ready.wait_parity(parity);
+            // Every plane is past S = Q·Kᵀ before K is overwritten by the next tile.
+            sync_cube();
+            let next = start + p.block_kv as i32;
+            if next < kv_hi {
+                stage_async::<E, N>(
+                    k, k_base, next, seq_kv, &mut k_s, 0u32, p.block_kv, p.head_dim, ld_k, units,
+                    tid,
+                );
+                k_ready.commit_copy_async();
+                k_ready.arrive();
+            }
+        }
+
         // O += P·V: score tiles 2·kk and 2·kk + 1 of a row tile form the A operand of
         // k-step kk; each V fragment pair feeds every row tile.
         #[unroll]
@@ -412,7 +481,10 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
                 }
             }
         }
-        sync_cube();
+        if !pipelined {
+            sync_cube();
+        }
+        parity ^= 1;
         start += p.block_kv as i32;
     }
 
@@ -553,5 +625,86 @@ pub(crate) fn stage<E: Float, N: Size>(
         }
         tile[(r * (ld / vec) + c) as usize] = x;
         idx += units;
+    }
+}
+
+/// [`stage`] through asynchronous 16-byte copies (`N` = 8 elements of 2 bytes) into tile
+/// rows from `row0`: nothing passes through registers and nothing has landed on return; the
+/// caller commits the copies to a barrier and waits on it. Rows at or past `seq` are
+/// zero-filled by the copy.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn stage_async<E: Float, N: Size>(
+    src: &Tensor<Vector<E, N>>,
+    base: usize,
+    start: i32,
+    seq: u32,
+    tile: &mut SharedMemory<Vector<E, N>>,
+    row0: u32,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+    #[comptime] ld: u32,
+    #[comptime] units: u32,
+    tid: u32,
+) {
+    let per_row = comptime!(width / 8);
+    let total = comptime!(rows * width / 8);
+    let mut idx = tid;
+    while idx < total {
+        let r = idx / per_row;
+        let c = idx % per_row;
+        let row = start + r as i32;
+        let inside = row < seq as i32;
+        // A row past the end reads nothing (length 0) from a valid address: row 0.
+        let at = (base + select(inside, row, 0i32) as usize * src.stride(2)) / 8 + c as usize;
+        let len = select(inside, 1usize, 0usize);
+        let to = ((row0 + r) * (ld / 8) + c) as usize;
+        copy_async_checked(
+            &src.slice(at, at + len),
+            &mut tile.slice_mut(to, to + 1),
+            comptime!(8u32),
+        );
+        idx += units;
+    }
+}
+
+/// Stages rows `start..start + rows` into tile rows from `row0`: asynchronously when
+/// `pipelined` (the caller then commits to a barrier), else through registers.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn stage_rows<E: Float, N: Size>(
+    src: &Tensor<Vector<E, N>>,
+    base: usize,
+    start: i32,
+    seq: u32,
+    tile: &mut SharedMemory<Vector<E, N>>,
+    row0: u32,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+    #[comptime] ld: u32,
+    #[comptime] vec: u32,
+    #[comptime] units: u32,
+    tid: u32,
+    #[comptime] pipelined: bool,
+) {
+    if comptime!(pipelined) {
+        stage_async::<E, N>(
+            src, base, start, seq, tile, row0, rows, width, ld, units, tid,
+        );
+    } else {
+        let per_row = comptime!(width / vec);
+        let total = comptime!(rows * width / vec);
+        let mut idx = tid;
+        while idx < total {
+            let r = idx / per_row;
+            let c = idx % per_row;
+            let row = start + r as i32;
+            let mut x = Vector::<E, N>::new(E::from_int(0));
+            if row < seq as i32 {
+                x = src[(base + row as usize * src.stride(2)) / vec as usize + c as usize];
+            }
+            tile[((row0 + r) * (ld / vec) + c) as usize] = x;
+            idx += units;
+        }
     }
 }
