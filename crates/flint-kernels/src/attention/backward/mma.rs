@@ -302,7 +302,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size>(
 
     // Tile n is query tile n % per_head of query head n / per_head of the group.
     let span = q_hi - q_lo;
-    let per_head = select(span > 0, (span as u32 + p.tile - 1) / p.tile, 0u32);
+    let per_head = select(span > 0, (span as u32).div_ceil(p.tile), 0u32);
     let count = per_head * s.group;
     if count > 0 {
         load_query_tile::<E, N>(
@@ -631,7 +631,7 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
     let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
 
     let span = kv_hi - kv_lo;
-    let count = select(span > 0, (span as u32 + p.tile - 1) / p.tile, 0u32);
+    let count = select(span > 0, (span as u32).div_ceil(p.tile), 0u32);
     if count > 0 {
         stage_rows::<E, N>(
             k, k_base, kv_lo, seq_kv, &mut k_s, 0u32, p.tile, p.head_dim, ld_k, vec, units, tid,
