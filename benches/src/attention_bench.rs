@@ -16,7 +16,7 @@
 //! cargo run --release -p flint-benches --features cuda --bin attention_bench -- \
 //!     [--workloads] [--dims 128 --seqs 1024,4096] [--dtype bf16|f16|f32] [--no-burn] \
 //!     [--csv out.csv] [--svg out.svg --reference sdpa.txt] [--iters 5] [--bwd]
-//!     [--bwd-configs] [--fwd-configs]
+//!     [--bwd-configs] [--fwd-configs] [--overhead]
 //! ```
 //!
 //! `--svg FILE` draws TFLOP/s against sequence length (see [`crate::chart`]), with the lines of
@@ -28,6 +28,7 @@
 //! decomposed fallback), with the device memory reserved by the pool after the run.
 //! `--bwd-configs` adds one row per tensor-core backward tiling, forced through an overlay;
 //! `--fwd-configs` one row per tensor-core forward tiling, forced through the options.
+//! `--overhead` adds the host-side cost of one `flash_attention` call on a warm cache.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -80,6 +81,8 @@ pub struct Args {
     pub bwd_configs: bool,
     /// Forward: also time each tensor-core forward tiling, forced through the options.
     pub fwd_configs: bool,
+    /// Forward: also measure the host-side cost of one call on a warm cache.
+    pub overhead: bool,
 }
 
 impl Default for Args {
@@ -101,6 +104,7 @@ impl Default for Args {
             bwd: false,
             bwd_configs: false,
             fwd_configs: false,
+            overhead: false,
         }
     }
 }
@@ -165,6 +169,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
                 a.bwd_configs = true;
             }
             "--fwd-configs" => a.fwd_configs = true,
+            "--overhead" => a.overhead = true,
             "--dtype" => a.dtype = dtype(&value()?)?,
             other => return Err(format!("unknown argument `{other}`")),
         }
@@ -483,6 +488,42 @@ fn time<B: Backend>(
     time_any::<B, _>(device, iters, f)
 }
 
+/// Back-to-back calls timed by `--overhead`.
+const OVERHEAD_CALLS: usize = 2000;
+/// A shape whose kernel takes a few microseconds, so the host side dominates.
+const OVERHEAD_SHAPE: [usize; 4] = [1, 4, 64, 64];
+
+/// Host cost of one call of `op` (flash attention, on a warm cache), in microseconds: the
+/// time until `OVERHEAD_CALLS` back-to-back calls have returned (queued), and until the
+/// device has finished them.
+fn call_overhead<B: FlashAttentionBackend>(
+    device: &B::Device,
+    dtype: DType,
+    op: impl Fn(Tensor<B, 4>, Tensor<B, 4>, Tensor<B, 4>) -> Tensor<B, 4>,
+) -> (f64, f64) {
+    let rand = || {
+        Tensor::<B, 4>::random(OVERHEAD_SHAPE, Distribution::Normal(0.0, 1.0), device).cast(dtype)
+    };
+    let (q, k, v) = (rand(), rand(), rand());
+    let call = || op(q.clone(), k.clone(), v.clone());
+    for _ in 0..20 {
+        drop(call());
+    }
+    let _ = B::sync(device);
+    // Outputs are kept so that no backend can skip an unused result.
+    let mut outs = Vec::with_capacity(OVERHEAD_CALLS);
+    let started = Instant::now();
+    for _ in 0..OVERHEAD_CALLS {
+        outs.push(call());
+    }
+    let queued = started.elapsed().as_secs_f64();
+    let _ = B::sync(device);
+    let done = started.elapsed().as_secs_f64();
+    drop(outs);
+    let per_call = |s: f64| s * 1e6 / OVERHEAD_CALLS as f64;
+    (per_call(queued), per_call(done))
+}
+
 /// Burn's attention materialises the `[B, H, Sq, Sk]` scores; past this it is skipped.
 const BURN_SCORES_LIMIT: f64 = 16.0 * (1u64 << 30) as f64;
 
@@ -498,6 +539,20 @@ fn run<B: FlashAttentionBackend>(
     );
     println!("# flint attention_bench on {name}, dtype {:?}", a.dtype);
     println!("name d causal seq batch heads fwd_ms fwd_tflops roofline_pct label");
+    if a.overhead {
+        let (queued, done) =
+            call_overhead::<B>(device, a.dtype, |q, k, v| flint::flash_attention(q, k, v));
+        println!(
+            "# call overhead, warm cache, {OVERHEAD_CALLS} calls at {OVERHEAD_SHAPE:?}: \
+             {queued:.1} us/call until queued, {done:.1} us/call until the device is done"
+        );
+        // The same loop over one Burn op of the same backend: its own dispatch cost.
+        let (queued, done) = call_overhead::<B>(device, a.dtype, |q, k, _| q * k);
+        println!(
+            "# the same for Burn's elementwise q * k: {queued:.1} us/call until queued, \
+             {done:.1} us/call until the device is done"
+        );
+    }
     for w in list {
         let rand = |shape: [usize; 4]| {
             Tensor::<B, 4>::random(shape, Distribution::Normal(0.0, 1.0), device).cast(a.dtype)
@@ -543,11 +598,7 @@ fn run<B: FlashAttentionBackend>(
         row("flint", timing);
         if a.fwd_configs {
             for (bq, bkv) in [(64, 64), (128, 64), (64, 32), (128, 32)] {
-                let config = AttentionFwdConfig {
-                    variant: Variant::Mma,
-                    block_q: bq,
-                    block_kv: bkv,
-                };
+                let config = AttentionFwdConfig::new(Variant::Mma, bq, bkv);
                 let options = AttentionOptions::new().with_causal(w.causal).config(config);
                 let timing = time::<B>(device, a.iters, || {
                     flint::flash_attention_with(q.clone(), k.clone(), v.clone(), options.clone())

@@ -399,11 +399,14 @@ fn half_cases() -> Vec<(&'static str, Case)> {
 fn half_precision_matches_reference_on_gpu() {
     use flint::Variant;
     let device = gpu();
-    let config = |variant, block_q, block_kv| {
+    let config =
+        |variant, block_q, block_kv| Some(AttentionFwdConfig::new(variant, block_q, block_kv));
+    // Split-K in 3 parts: with these short key ranges some parts hold a partial tile and
+    // some no key at all.
+    let split = |block_q, block_kv| {
         Some(AttentionFwdConfig {
-            variant,
-            block_q,
-            block_kv,
+            splits: 3,
+            ..AttentionFwdConfig::new(Variant::Mma, block_q, block_kv)
         })
     };
     let started = std::time::Instant::now();
@@ -416,6 +419,10 @@ fn half_precision_matches_reference_on_gpu() {
                 config(Variant::Mma, 64, if wide { 32 } else { 64 }),
                 config(Variant::Mma, if wide { 64 } else { 128 }, 32),
                 config(Variant::Portable, 16, 16),
+                split(64, if wide { 32 } else { 64 }),
+                // One plane per 16 rows (short queries), alone and split.
+                config(Variant::Mma, 16, if wide { 32 } else { 64 }),
+                split(16, if wide { 32 } else { 64 }),
             ];
             eprintln!("{dtype:?} {name} at {:?}", started.elapsed());
             check_in::<Gpu>(&case, &device, 7, dtype, &configs);
@@ -535,32 +542,41 @@ fn nan_and_inf_inputs_propagate_through_the_tensor_core_kernel() {
             ..RefOptions::default()
         };
         let (want, _) = attention_ref(&inputs, &opts);
-        let config = AttentionFwdConfig {
-            variant: Variant::Mma,
-            block_q: 64,
-            block_kv: 64,
-        };
-        let got = flint::try_flash_attention_with(
-            half(&q),
-            half(&k),
-            half(&v),
-            AttentionOptions::new().causal().config(config),
-        )
-        .unwrap();
-        let got = to_f64(got);
-        let nan_rows = |x: &[f64]| -> Vec<usize> {
-            (0..b * h * s)
-                .filter(|r| x[r * d..(r + 1) * d].iter().any(|v| v.is_nan()))
-                .collect()
-        };
-        assert_eq!(nan_rows(&got), nan_rows(&want), "{poison}: NaN rows differ");
-        let err = got
-            .iter()
-            .zip(&want)
-            .filter(|(g, w)| !g.is_nan() && !w.is_nan())
-            .map(|(g, w)| (g - w).abs())
-            .fold(0f64, f64::max);
-        assert!(err < 2e-2, "{poison}: finite outputs differ by {err}");
+        // Unsplit, and split-K in 2 parts (the merge must carry a NaN part through).
+        for splits in [1, 2] {
+            let config = AttentionFwdConfig {
+                splits,
+                ..AttentionFwdConfig::new(Variant::Mma, 64, 32)
+            };
+            let got = flint::try_flash_attention_with(
+                half(&q),
+                half(&k),
+                half(&v),
+                AttentionOptions::new().causal().config(config),
+            )
+            .unwrap();
+            let got = to_f64(got);
+            let nan_rows = |x: &[f64]| -> Vec<usize> {
+                (0..b * h * s)
+                    .filter(|r| x[r * d..(r + 1) * d].iter().any(|v| v.is_nan()))
+                    .collect()
+            };
+            assert_eq!(
+                nan_rows(&got),
+                nan_rows(&want),
+                "{poison}, {splits} parts: NaN rows differ"
+            );
+            let err = got
+                .iter()
+                .zip(&want)
+                .filter(|(g, w)| !g.is_nan() && !w.is_nan())
+                .map(|(g, w)| (g - w).abs())
+                .fold(0f64, f64::max);
+            assert!(
+                err < 2e-2,
+                "{poison}, {splits} parts: finite outputs differ by {err}"
+            );
+        }
     }
 }
 
@@ -639,11 +655,7 @@ fn bad_input_is_refused_before_launch_with_the_argument_named() {
         .contains("`dropout`")
     );
     // An explicit config outside the op's space is refused before launch, with the rule.
-    let bad_config = AttentionFwdConfig {
-        variant: flint::Variant::Portable,
-        block_q: 3,
-        block_kv: 8,
-    };
+    let bad_config = AttentionFwdConfig::new(flint::Variant::Portable, 3, 8);
     let e = err(
         t([1, 2, 4, 32]),
         t([1, 2, 4, 32]),

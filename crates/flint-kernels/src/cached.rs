@@ -104,20 +104,24 @@ mod tests {
     fn entries_are_checked_against_the_op_and_the_device() {
         let mma = yaml("{variant: mma, block_q: 64, block_kv: 64}");
         let h100 = fp("[\"f16\", \"bf16\"]", 232448);
-        check_entry(&h100, "attention_fwd", 2, &sig("bf16", 128), &mma).unwrap();
+        let v =
+            crate::attention::AttentionFwdOp::new(DeviceLimits::from_fingerprint(&h100).unwrap())
+                .version();
+        let current = format!("this build uses version {v}");
+        check_entry(&h100, "attention_fwd", v, &sig("bf16", 128), &mma).unwrap();
         // The same config for a device without tensor cores, for f32, for an old version,
         // for an unknown op, and a config of the wrong shape or outside the space.
         let lavapipe = fp("[]", 32768);
         let refusals = [
-            check_entry(&lavapipe, "attention_fwd", 2, &sig("bf16", 128), &mma),
-            check_entry(&h100, "attention_fwd", 2, &sig("f32", 128), &mma),
-            check_entry(&h100, "attention_fwd", 1, &sig("bf16", 128), &mma),
+            check_entry(&lavapipe, "attention_fwd", v, &sig("bf16", 128), &mma),
+            check_entry(&h100, "attention_fwd", v, &sig("f32", 128), &mma),
+            check_entry(&h100, "attention_fwd", v - 1, &sig("bf16", 128), &mma),
             check_entry(&h100, "nope", 1, &sig("bf16", 128), &mma),
-            check_entry(&h100, "attention_fwd", 2, &sig("bf16", 128), &yaml("[1]")),
+            check_entry(&h100, "attention_fwd", v, &sig("bf16", 128), &yaml("[1]")),
             check_entry(
                 &h100,
                 "attention_fwd",
-                2,
+                v,
                 &sig("bf16", 128),
                 &yaml("{variant: mma, block_q: 96, block_kv: 64}"),
             ),
@@ -125,7 +129,7 @@ mod tests {
             check_entry(
                 &lavapipe,
                 "attention_fwd",
-                2,
+                v,
                 &sig("f32", 256),
                 &yaml("{variant: portable, block_q: 128, block_kv: 64}"),
             ),
@@ -134,7 +138,7 @@ mod tests {
         for (reason, wanted) in reasons.iter().zip([
             "no m16n8k16 MMA",
             "no m16n8k16 MMA",
-            "this build uses version 2",
+            current.as_str(),
             "unknown op",
             "undecodable",
             "block_q 96",

@@ -27,9 +27,30 @@ pub struct AttentionFwdConfig {
     pub block_q: u32,
     /// Keys per tile.
     pub block_kv: u32,
+    /// Parts the keys are split into (split-K, MMA only): each part runs as its own cube
+    /// and a second kernel merges the parts. 1 (no split) when absent from a stored config.
+    #[serde(default = "one_split")]
+    pub splits: u32,
+}
+
+/// The most parts a forward may split its keys into.
+pub const MAX_SPLITS: u32 = 32;
+
+fn one_split() -> u32 {
+    1
 }
 
 impl AttentionFwdConfig {
+    /// A config without split-K.
+    pub fn new(variant: Variant, block_q: u32, block_kv: u32) -> Self {
+        Self {
+            variant,
+            block_q,
+            block_kv,
+            splits: 1,
+        }
+    }
+
     /// Shared memory per cube. Portable, all f32: the K and V tiles plus each row's output
     /// accumulator and tile scores. MMA, in 16-bit elements: the Q, K and V tiles, rows
     /// padded by 8.
@@ -45,14 +66,19 @@ impl AttentionFwdConfig {
     pub fn units(&self) -> u32 {
         match self.variant {
             Variant::Portable => self.block_q,
-            Variant::Mma => MMA_PLANES * 32,
+            Variant::Mma => self.planes() * 32,
         }
     }
 
-    /// 16-row tiles per plane of the MMA variant, which always has [`MMA_PLANES`] planes:
-    /// `block_q` 64 gives one, 128 two.
+    /// Planes of the MMA variant: [`MMA_PLANES`], or one for `block_q` 16 (short query
+    /// blocks, as in decoding, where 64 rows would be mostly padding).
+    pub fn planes(&self) -> u32 {
+        if self.block_q == 16 { 1 } else { MMA_PLANES }
+    }
+
+    /// 16-row tiles per plane of the MMA variant: `block_q` 16 and 64 give one, 128 two.
     pub fn m_tiles(&self) -> u32 {
-        self.block_q / (16 * MMA_PLANES)
+        (self.block_q / (16 * self.planes())).max(1)
     }
 }
 

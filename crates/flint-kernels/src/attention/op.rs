@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use flint_tune::{CallKey, Invocation, Op, OpSpec, SigValue};
 
 use crate::DeviceLimits;
+use crate::attention::config::MAX_SPLITS;
 use crate::attention::{AttentionFwdConfig, SUPPORTED_HEAD_DIMS, Variant};
 
 /// The attention forward on one device.
@@ -118,14 +119,48 @@ impl AttentionFwdOp {
     fn variant_configs(variant: Variant, pairs: &[(u32, u32)]) -> Vec<AttentionFwdConfig> {
         pairs
             .iter()
-            .map(|&(block_q, block_kv)| AttentionFwdConfig {
-                variant,
-                block_q,
-                block_kv,
-            })
+            .map(|&(block_q, block_kv)| AttentionFwdConfig::new(variant, block_q, block_kv))
             .collect()
     }
+
+    /// Extra configs for calls with short query blocks or too few cubes to fill the device
+    /// (decoding: a query or a few against a long cache), best first: one plane per 16 rows
+    /// where `Sq <= 16`, and split-K with enough parts for about [`SPLIT_TARGET_CUBES`]
+    /// cubes, each part at least four 64-key tiles. Empty for other calls.
+    fn short_query_configs(inv: &Invocation) -> Vec<AttentionFwdConfig> {
+        let sig = inv.signature();
+        let (Ok(b), Ok(h), Ok(sq), Ok(sk)) = (
+            sig.size("batch"),
+            sig.size("heads"),
+            sig.size("seq_q"),
+            sig.size("seq_kv"),
+        ) else {
+            return Vec::new();
+        };
+        let block_q = if sq <= 16 { 16 } else { 64 };
+        let base = AttentionFwdConfig::new(Variant::Mma, block_q, 64);
+        let cubes = sq.div_ceil(block_q as usize) * b * h;
+        let by_cubes = SPLIT_TARGET_CUBES.div_ceil(cubes.max(1));
+        let splits = by_cubes.min(sk / (4 * 64)).min(MAX_SPLITS as usize) as u32;
+        let mut out = Vec::new();
+        if splits >= 2 {
+            out.push(AttentionFwdConfig { splits, ..base });
+            if splits >= 4 {
+                out.push(AttentionFwdConfig {
+                    splits: splits / 2,
+                    ..base
+                });
+            }
+        }
+        if block_q == 16 {
+            out.push(base);
+        }
+        out
+    }
 }
+
+/// Cubes a split-K launch aims for: a few per SM of a large GPU.
+const SPLIT_TARGET_CUBES: usize = 512;
 
 impl Op for AttentionFwdOp {
     type Config = AttentionFwdConfig;
@@ -143,7 +178,8 @@ impl Op for AttentionFwdOp {
         // MMA: 4 planes (64 rows) and 64-key tiles, 32 where D = 256 keeps registers in
         // bounds. Portable: the largest tiles that fit shared memory; 32 KiB (lavapipe,
         // WebGPU) holds block_q = block_kv = 16 up to D = 128.
-        let mut tries = Self::variant_configs(Variant::Mma, &[(64, 64), (64, 32)]);
+        let mut tries = Self::short_query_configs(inv);
+        tries.extend(Self::variant_configs(Variant::Mma, &[(64, 64), (64, 32)]));
         tries.extend(Self::variant_configs(
             Variant::Portable,
             &[(32, 32), (32, 16), (16, 16), (16, 8), (8, 8), (4, 4)],
@@ -158,6 +194,12 @@ impl Op for AttentionFwdOp {
         // Small on purpose: first-use tuning compiles every candidate.
         let mut all =
             Self::variant_configs(Variant::Mma, &[(64, 64), (128, 64), (64, 32), (128, 32)]);
+        let short = Self::short_query_configs(inv);
+        if !short.is_empty() {
+            // Decoding-like calls: their own configs beside the plain 64-row one.
+            all = short;
+            all.push(AttentionFwdConfig::new(Variant::Mma, 64, 64));
+        }
         if self.mma_refusal(inv).is_some() {
             all = Self::variant_configs(Variant::Portable, &[(16, 8), (16, 16), (32, 8), (32, 16)]);
         }
@@ -172,6 +214,15 @@ impl Op for AttentionFwdOp {
 
     fn check(&self, inv: &Invocation, c: &AttentionFwdConfig) -> Result<(), String> {
         let (d, dv) = head_dims(inv)?;
+        if !(1..=MAX_SPLITS).contains(&c.splits) {
+            return Err(format!("splits {} is not in 1..={MAX_SPLITS}", c.splits));
+        }
+        if c.splits > 1 && c.variant != Variant::Mma {
+            return Err(format!(
+                "splits {} needs the mma variant (the portable kernel does not split)",
+                c.splits
+            ));
+        }
         match c.variant {
             Variant::Portable => {
                 if !(c.block_q.is_power_of_two() && (4..=128).contains(&c.block_q)) {
@@ -191,9 +242,10 @@ impl Op for AttentionFwdOp {
                 if let Some(why) = self.mma_refusal(inv) {
                     return Err(why);
                 }
-                if !matches!(c.block_q, 64 | 128) {
+                if !matches!(c.block_q, 16 | 64 | 128) {
                     return Err(format!(
-                        "block_q {} is not 64 or 128 (one or two 16-row tiles per plane)",
+                        "block_q {} is not 16, 64 or 128 (one plane, or four planes of one or \
+                         two 16-row tiles)",
                         c.block_q
                     ));
                 }
@@ -217,5 +269,106 @@ impl Op for AttentionFwdOp {
             }
         }
         fits(&self.limits, c.units(), c.smem_bytes(d, dv))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use flint_tune::{DeviceFingerprint, Signature};
+
+    use super::*;
+
+    fn h100() -> AttentionFwdOp {
+        AttentionFwdOp::new(DeviceLimits {
+            shared_memory: 232_448,
+            max_units_per_cube: 1024,
+            max_vector_size: 16,
+            plane_size: (32, 32),
+            plane_ops: true,
+            cmma: true,
+            mma_16x8x16: vec!["f16", "bf16"],
+        })
+    }
+
+    fn call(batch: usize, heads: usize, seq_q: usize, seq_kv: usize) -> Invocation {
+        let sig = Signature::new()
+            .with("batch", batch)
+            .with("heads", heads)
+            .with("kv_heads", heads / 4)
+            .with("seq_q", seq_q)
+            .with("seq_kv", seq_kv)
+            .with("head_dim", 128usize)
+            .with("val_dim", 128usize)
+            .with("dtype", "bf16")
+            .with("masked", false)
+            .with("bias", false)
+            .with("softcap", false)
+            .with("dropout", false);
+        Invocation::new(
+            "attention_fwd",
+            sig,
+            DeviceFingerprint::new("cuda", "H100", "sm_90", "12"),
+        )
+    }
+
+    #[test]
+    fn decoding_gets_one_plane_per_16_rows_and_split_keys_when_cubes_are_few() {
+        let op = h100();
+        // One query, 32 heads, a 32k cache: 32 cubes unsplit, so 16 parts (512 cubes).
+        let inv = call(1, 32, 1, 32_768);
+        let c = op.heuristic(&inv).unwrap();
+        assert_eq!((c.variant, c.block_q, c.splits), (Variant::Mma, 16, 16));
+        let cands = op.candidates(&inv);
+        assert!(cands.contains(&AttentionFwdConfig::new(Variant::Mma, 16, 64)));
+        assert!(cands.iter().any(|c| c.splits == 8));
+        assert!(cands.iter().all(|c| op.check(&inv, c).is_ok()));
+        // 16 sequences: 512 cubes already, no split; still one plane per 16 rows.
+        let c = op.heuristic(&call(16, 32, 1, 8192)).unwrap();
+        assert_eq!((c.block_q, c.splits), (16, 1));
+        // A short cache cannot be split into parts of four tiles.
+        let c = op.heuristic(&call(1, 32, 1, 256)).unwrap();
+        assert_eq!((c.block_q, c.splits), (16, 1));
+        // Prefill-sized calls keep the plain tilings.
+        let c = op.heuristic(&call(4, 16, 4096, 4096)).unwrap();
+        assert_eq!((c.block_q, c.splits), (64, 1));
+        assert!(
+            op.candidates(&call(4, 16, 4096, 4096))
+                .iter()
+                .all(|c| c.splits == 1)
+        );
+    }
+
+    #[test]
+    fn splits_are_refused_outside_their_range_and_on_the_portable_kernel() {
+        let op = h100();
+        let inv = call(1, 32, 1, 4096);
+        let with = |variant, splits| AttentionFwdConfig {
+            splits,
+            ..AttentionFwdConfig::new(variant, 16, 64)
+        };
+        assert!(
+            op.check(&inv, &with(Variant::Mma, 0))
+                .unwrap_err()
+                .contains("splits 0")
+        );
+        assert!(
+            op.check(&inv, &with(Variant::Mma, 33))
+                .unwrap_err()
+                .contains("splits 33")
+        );
+        let e = op.check(&inv, &with(Variant::Portable, 2)).unwrap_err();
+        assert!(e.contains("needs the mma variant"), "{e}");
+        assert!(op.check(&inv, &with(Variant::Mma, 32)).is_ok());
+        let e = op
+            .check(&inv, &AttentionFwdConfig::new(Variant::Mma, 32, 64))
+            .unwrap_err();
+        assert!(e.contains("block_q 32"), "{e}");
+    }
+
+    #[test]
+    fn a_stored_config_without_splits_reads_as_unsplit() {
+        let c: AttentionFwdConfig =
+            serde_yaml::from_str("{variant: mma, block_q: 64, block_kv: 64}").unwrap();
+        assert_eq!(c, AttentionFwdConfig::new(Variant::Mma, 64, 64));
     }
 }

@@ -166,7 +166,7 @@ fn launch_with<R: Runtime>(
                 a.dk,
                 a.dv,
                 a.dbias,
-                scalars::<R>(problem, a.bias_strides)?,
+                scalars::<R>(problem, a.bias_strides, 0)?,
                 params,
                 dtype,
             );
@@ -183,7 +183,7 @@ fn launch_with<R: Runtime>(
                 a.delta,
                 a.bias,
                 a.dq,
-                scalars::<R>(problem, a.bias_strides)?,
+                scalars::<R>(problem, a.bias_strides, 0)?,
                 params,
                 dtype,
             );
@@ -242,7 +242,7 @@ fn launch_with<R: Runtime>(
                 a.delta,
                 a.dk,
                 a.dv,
-                scalars::<R>(problem, a.bias_strides)?,
+                scalars::<R>(problem, a.bias_strides, 0)?,
                 mma(c.block_q),
                 dtype,
             );
@@ -260,7 +260,7 @@ fn launch_with<R: Runtime>(
                 a.lse,
                 a.delta,
                 a.dq,
-                scalars::<R>(problem, a.bias_strides)?,
+                scalars::<R>(problem, a.bias_strides, 0)?,
                 mma(c.block_kv),
                 dtype,
             );

@@ -2,11 +2,12 @@
 //! a shape bucket), then run it.
 
 use cubecl::prelude::*;
+use cubecl::zspace::{Shape, Strides};
 use flint_tune::{Choice, Invocation, Op, Selector};
 
+use super::combine::attention_fwd_combine;
 use super::mma::{MmaParams, attention_fwd_mma};
 use super::portable::{PortableParams, PortableScalarsLaunch, attention_fwd_portable};
-use crate::attention::config::MMA_PLANES;
 use crate::attention::dropout::kernel_seed;
 use crate::attention::{AttentionFwdConfig, AttentionFwdOp, AttentionProblem, Variant};
 use crate::{CubeclBenchmark, DeviceLimits, KernelError, fingerprint};
@@ -99,7 +100,18 @@ fn launch_with<R: Runtime>(
     let q_blocks = to_u32(problem.seq_q.div_ceil(c.block_q as usize), "query blocks")?;
     let bh = to_u32(problem.batch * problem.heads, "batch x heads")?;
     let (left, right) = problem.window;
-    let scalars = scalars::<R>(problem, args.bias_strides)?;
+    // Split-K: whole tiles per part, so that only the sequence's last tile is partial.
+    let splits = c.splits.max(1) as usize;
+    let split_keys = if splits > 1 {
+        problem
+            .seq_kv
+            .div_ceil(splits)
+            .div_ceil(c.block_kv as usize)
+            * c.block_kv as usize
+    } else {
+        0
+    };
+    let scalars = scalars::<R>(problem, args.bias_strides, split_keys)?;
     let head_dim = to_u32(problem.head_dim, "head_dim")?;
     let val_dim = to_u32(problem.val_dim, "val_dim")?;
     match c.variant {
@@ -146,15 +158,19 @@ fn launch_with<R: Runtime>(
             // Causal work grows with the query block: launch every head's heavy blocks
             // first. Otherwise neighbouring cubes share a head, and its K and V in L2.
             let heads_major = causal_order(problem) && q_blocks <= MAX_GRID_Y;
+            let z = to_u32(splits, "splits")?;
             let grid = if heads_major {
-                CubeCount::Static(bh, q_blocks, 1)
+                CubeCount::Static(bh, q_blocks, z)
             } else {
-                CubeCount::Static(q_blocks, bh, 1)
+                CubeCount::Static(q_blocks, bh, z)
             };
+            let split = splits > 1;
+            let out_vec = if split { 2 } else { out_vec };
             let params = MmaParams {
+                split,
                 vec: vec as u32,
                 out_vec: out_vec as u32,
-                planes: MMA_PLANES,
+                planes: c.planes(),
                 m_tiles: c.m_tiles(),
                 block_kv: c.block_kv,
                 head_dim,
@@ -166,26 +182,86 @@ fn launch_with<R: Runtime>(
                 has_dropout: problem.dropout.is_some(),
                 heads_major,
             };
+            if !split {
+                attention_fwd_mma::launch::<R>(
+                    client,
+                    grid,
+                    CubeDim::new_2d(32, c.planes()),
+                    vec,
+                    out_vec,
+                    args.q,
+                    args.k,
+                    args.v,
+                    args.bias,
+                    args.out,
+                    args.lse,
+                    scalars,
+                    params,
+                    dtype,
+                    dtype,
+                );
+                return Ok(());
+            }
+            // Each part's output (f32) and LSE, part z at batch z·B + b, then the merge.
+            let (b, h, sq, dv) = (problem.batch, problem.heads, problem.seq_q, problem.val_dim);
+            let o_shape = [splits * b, h, sq, dv];
+            let l_shape = [splits * b, h, sq];
+            let o_part = client.empty(o_shape.iter().product::<usize>() * 4);
+            let l_part = client.empty(l_shape.iter().product::<usize>() * 4);
+            let contiguous = |shape: &[usize]| {
+                let mut strides = vec![1; shape.len()];
+                for i in (0..shape.len() - 1).rev() {
+                    strides[i] = strides[i + 1] * shape[i + 1];
+                }
+                strides
+            };
+            // SAFETY: both buffers were just allocated with exactly these contiguous shapes.
+            let part = |handle: &cubecl::server::Handle, shape: &[usize]| unsafe {
+                TensorArg::<R>::from_raw_parts(
+                    handle.clone(),
+                    Strides::new(&contiguous(shape)),
+                    Shape::from(shape.to_vec()),
+                )
+            };
+            let f32_type = f32::as_type_native_unchecked().storage_type();
             attention_fwd_mma::launch::<R>(
                 client,
                 grid,
-                CubeDim::new_2d(32, MMA_PLANES),
+                CubeDim::new_2d(32, c.planes()),
                 vec,
                 out_vec,
                 args.q,
                 args.k,
                 args.v,
                 args.bias,
-                args.out,
-                args.lse,
+                part(&o_part, &o_shape),
+                part(&l_part, &l_shape),
                 scalars,
                 params,
+                dtype,
+                f32_type,
+            );
+            let rows = to_u32(b * h * sq, "rows")?;
+            attention_fwd_combine::launch::<R>(
+                client,
+                CubeCount::Static(rows.div_ceil(COMBINE_UNITS), 1, 1),
+                CubeDim::new_1d(COMBINE_UNITS),
+                part(&o_part, &o_shape),
+                part(&l_part, &l_shape),
+                args.out,
+                args.lse,
+                f32::NEG_INFINITY,
+                f32::NAN,
+                z,
                 dtype,
             );
         }
     }
     Ok(())
 }
+
+/// Units per cube of the split-K merge (one per row).
+const COMBINE_UNITS: u32 = 128;
 
 /// The most cubes a grid may have along y.
 pub(crate) const MAX_GRID_Y: u32 = 65_535;
@@ -206,6 +282,7 @@ pub(crate) fn vector_ok(strides: &[usize], width: usize) -> bool {
 pub(crate) fn scalars<R: Runtime>(
     problem: &AttentionProblem,
     bias_strides: (usize, usize),
+    split_keys: usize,
 ) -> Result<PortableScalarsLaunch<R>, String> {
     let to_u32 =
         |x: usize, what: &str| u32::try_from(x).map_err(|_| format!("{what} {x} exceeds u32"));
@@ -226,5 +303,6 @@ pub(crate) fn scalars<R: Runtime>(
         to_u32(problem.heads / problem.kv_heads.max(1), "heads per kv head")?,
         to_u32(bias_strides.0, "bias batch stride")?,
         to_u32(bias_strides.1, "bias head stride")?,
+        to_u32(split_keys, "keys per split")?,
     ))
 }

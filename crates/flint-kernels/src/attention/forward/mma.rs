@@ -57,6 +57,10 @@ pub struct MmaParams {
     pub out_vec: u32,
     /// The grid is `(B·H, blocks)` rather than `(blocks, B·H)` (see [`block_and_head`]).
     pub heads_major: bool,
+    /// Split-K: cube `z` sees keys `[z·split_keys, (z + 1)·split_keys)` only and writes its
+    /// normalised output and LSE at batch `z·B + b` of `out` and `lse`, for
+    /// `attention_fwd_combine` to merge.
+    pub split: bool,
 }
 
 /// This cube's (block, batch·head) pair, blocks counted from the end when `reversed_blocks`.
@@ -99,16 +103,17 @@ pub(crate) fn reversed(pos: u32, count: u32) -> u32 {
 /// every exponent is finite, masked scores are a finite sentinel.
 #[cube(launch, fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf)]
 #[allow(clippy::too_many_arguments)]
-pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
+pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
     q: &Tensor<Vector<E, N>>,
     k: &Tensor<Vector<E, N>>,
     v: &Tensor<Vector<E, N>>,
     bias: &Tensor<f32>,
-    out: &mut Tensor<Vector<E, NO>>,
+    out: &mut Tensor<Vector<O, NO>>,
     lse: &mut Tensor<f32>,
     s: &PortableScalars,
     #[comptime] p: MmaParams,
     #[define(E)] _dtype: StorageType,
+    #[define(O)] _out_dtype: StorageType,
 ) {
     let vec = p.vec;
     let mt = p.m_tiles;
@@ -150,6 +155,16 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
     }
     if p.has_right {
         kv_hi = min(kv_hi, q_last + offset + s.right as i32 + 1);
+    }
+    // Keys at or past key_end are masked: the end of the sequence, or of this split.
+    let mut key_end = seq_kv as i32;
+    let mut out_b = b;
+    if p.split {
+        let split_lo = (CUBE_POS_Z * s.split_keys) as i32;
+        key_end = min(key_end, split_lo + s.split_keys as i32);
+        kv_lo = max(kv_lo, split_lo);
+        kv_hi = min(kv_hi, key_end);
+        out_b = CUBE_POS_Z * q.shape(0) as u32 + b;
     }
 
     // Shared memory, 16-byte aligned (ldmatrix reads 16-byte rows): Q, K and V tiles.
@@ -323,7 +338,7 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
         }
 
         // Scale, cap, bias and mask the scores in place.
-        let needs_mask = start + p.block_kv as i32 > seq_kv as i32
+        let needs_mask = start + p.block_kv as i32 > key_end
             || (p.has_right && start + p.block_kv as i32 - 1 > cube_row_lo + s.right as i32)
             || (p.has_left && start < cube_row_hi - s.left as i32);
         #[unroll]
@@ -354,7 +369,7 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
                             x += bv;
                         }
                         if needs_mask {
-                            let mut visible = key < seq_kv as i32;
+                            let mut visible = key < key_end;
                             if p.has_left {
                                 visible = visible && key >= row as i32 + offset - s.left as i32;
                             }
@@ -502,7 +517,7 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
                 // A row with every key masked has l = 0: output 0 and LSE -inf. A NaN l
                 // (a NaN score) fails the test and stays NaN through both.
                 let inv = select(l == 0.0f32, 0.0f32, 1.0f32 / l);
-                let o_base = b as usize * out.stride(0)
+                let o_base = out_b as usize * out.stride(0)
                     + h as usize * out.stride(1)
                     + row as usize * out.stride(2);
                 #[unroll]
@@ -511,10 +526,10 @@ pub fn attention_fwd_mma<E: Float, N: Size, NO: Size>(
                     pair[0] *= inv;
                     pair[1] *= inv;
                     let col = (i * 8 + t * 2) as usize;
-                    write_pair::<E, NO>(out, o_base + col, pair, p.out_vec);
+                    write_pair::<O, NO>(out, o_base + col, pair, p.out_vec);
                 }
                 if t == 0 {
-                    let at = b as usize * lse.stride(0)
+                    let at = out_b as usize * lse.stride(0)
                         + h as usize * lse.stride(1)
                         + row as usize * lse.stride(2);
                     lse[at] = select(l == 0.0f32, s.neg_inf, m + l.ln());

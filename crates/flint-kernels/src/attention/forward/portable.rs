@@ -64,6 +64,8 @@ pub struct PortableScalars {
     pub bias_stride_b: u32,
     /// Bias stride over heads.
     pub bias_stride_h: u32,
+    /// Keys per part of a split-K forward (unused unless split).
+    pub split_keys: u32,
 }
 
 /// The forward kernel. Grid: `(ceil(Sq / block_q), B·H)`.
