@@ -126,7 +126,8 @@ impl AttentionFwdOp {
     /// Extra configs for calls with short query blocks or too few cubes to fill the device
     /// (decoding: a query or a few against a long cache), best first: one plane per 16 rows
     /// where `Sq <= 16`, and split-K with enough parts for about [`SPLIT_TARGET_CUBES`]
-    /// cubes, each part at least four 64-key tiles. Empty for other calls.
+    /// cubes of four planes (four times as many of one), each part at least four 64-key tiles.
+    /// Empty for other calls.
     fn short_query_configs(inv: &Invocation) -> Vec<AttentionFwdConfig> {
         let sig = inv.signature();
         let (Ok(b), Ok(h), Ok(sq), Ok(sk)) = (
@@ -140,7 +141,9 @@ impl AttentionFwdOp {
         let block_q = if sq <= 16 { 16 } else { 64 };
         let base = AttentionFwdConfig::new(Variant::Mma, block_q, 64);
         let cubes = sq.div_ceil(block_q as usize) * b * h;
-        let by_cubes = SPLIT_TARGET_CUBES.div_ceil(cubes.max(1));
+        // One-plane cubes are small: an SM holds several times as many.
+        let target = if block_q == 16 { 4 } else { 1 } * SPLIT_TARGET_CUBES;
+        let by_cubes = target.div_ceil(cubes.max(1));
         let splits = by_cubes.min(sk / (4 * 64)).min(MAX_SPLITS as usize) as u32;
         let mut out = Vec::new();
         if splits >= 2 {
@@ -314,17 +317,20 @@ mod tests {
     #[test]
     fn decoding_gets_one_plane_per_16_rows_and_split_keys_when_cubes_are_few() {
         let op = h100();
-        // One query, 32 heads, a 32k cache: 32 cubes unsplit, so 16 parts (512 cubes).
+        // One query, 32 heads, a 32k cache: 32 one-plane cubes unsplit, so the most parts.
         let inv = call(1, 32, 1, 32_768);
         let c = op.heuristic(&inv).unwrap();
-        assert_eq!((c.variant, c.block_q, c.splits), (Variant::Mma, 16, 16));
+        assert_eq!((c.variant, c.block_q, c.splits), (Variant::Mma, 16, 32));
         let cands = op.candidates(&inv);
         assert!(cands.contains(&AttentionFwdConfig::new(Variant::Mma, 16, 64)));
-        assert!(cands.iter().any(|c| c.splits == 8));
+        assert!(cands.iter().any(|c| c.splits == 16));
         assert!(cands.iter().all(|c| op.check(&inv, c).is_ok()));
-        // 16 sequences: 512 cubes already, no split; still one plane per 16 rows.
+        // 16 sequences: 512 one-plane cubes, four parts make 2048.
         let c = op.heuristic(&call(16, 32, 1, 8192)).unwrap();
-        assert_eq!((c.block_q, c.splits), (16, 1));
+        assert_eq!((c.block_q, c.splits), (16, 4));
+        // 64 query rows per cube where Sq > 16: 8 cubes, 64 parts would be 512.
+        let c = op.heuristic(&call(1, 8, 64, 65_536)).unwrap();
+        assert_eq!((c.block_q, c.splits), (64, 32));
         // A short cache cannot be split into parts of four tiles.
         let c = op.heuristic(&call(1, 32, 1, 256)).unwrap();
         assert_eq!((c.block_q, c.splits), (16, 1));

@@ -241,10 +241,10 @@ fn launch_with<R: Runtime>(
                 dtype,
                 f32_type,
             );
-            let rows = to_u32(b * h * sq, "rows")?;
+            let outputs = to_u32(b * h * sq * dv, "output elements")?;
             attention_fwd_combine::launch::<R>(
                 client,
-                CubeCount::Static(rows.div_ceil(COMBINE_UNITS), 1, 1),
+                CubeCount::Static(outputs.div_ceil(COMBINE_UNITS), 1, 1),
                 CubeDim::new_1d(COMBINE_UNITS),
                 part(&o_part, &o_shape),
                 part(&l_part, &l_shape),
@@ -260,7 +260,7 @@ fn launch_with<R: Runtime>(
     Ok(())
 }
 
-/// Units per cube of the split-K merge (one per row).
+/// Units per cube of the split-K merge (one per output element).
 const COMBINE_UNITS: u32 = 128;
 
 /// The most cubes a grid may have along y.
