@@ -667,6 +667,23 @@ pub fn run_bench(args: &Args) -> Result<(), String> {
             let usage = client.memory_usage().ok()?;
             Some(usage.bytes_reserved as f64 / (1u64 << 30) as f64)
         };
+        if args.overhead {
+            // Without the fusion stream: Burn's CubeCL backend itself.
+            type Direct = burn_cubecl::CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>;
+            let (queued, done) = call_overhead::<Direct>(&device, args.dtype, |q, k, v| {
+                flint::flash_attention(q, k, v)
+            });
+            println!(
+                "# call overhead on CubeBackend (no fusion), {OVERHEAD_CALLS} calls at \
+                 {OVERHEAD_SHAPE:?}: {queued:.1} us/call until queued, {done:.1} us/call \
+                 until the device is done"
+            );
+            let (queued, done) = call_overhead::<Direct>(&device, args.dtype, |q, k, _| q * k);
+            println!(
+                "# the same for Burn's q * k on CubeBackend: {queued:.1} us/call until queued, \
+                 {done:.1} us/call until the device is done"
+            );
+        }
         if args.bwd {
             run_bwd::<burn::backend::Cuda>("cuda", &device, args, &list, &mem, &mut points)
         } else {
