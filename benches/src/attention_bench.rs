@@ -16,8 +16,11 @@
 //! cargo run --release -p flint-benches --features cuda --bin attention_bench -- \
 //!     [--workloads] [--dims 128 --seqs 1024,4096] [--dtype bf16|f16|f32] [--no-burn] \
 //!     [--csv out.csv] [--svg out.svg --reference sdpa.txt] [--iters 5] [--bwd]
-//!     [--bwd-configs] [--fwd-configs] [--overhead]
+//!     [--bwd-configs] [--fwd-configs] [--overhead] [--wgpu]
 //! ```
+//!
+//! The backend is CUDA in a build with the `cuda` feature, else wgpu; `--wgpu` picks wgpu in
+//! a build with both.
 //!
 //! `--svg FILE` draws TFLOP/s against sequence length (see [`crate::chart`]), with the lines of
 //! `--reference FILE` (saved `sdpa_reference.py` output) beside flint's and Burn's.
@@ -83,6 +86,8 @@ pub struct Args {
     pub fwd_configs: bool,
     /// Forward: also measure the host-side cost of one call on a warm cache.
     pub overhead: bool,
+    /// Run on wgpu even in a build with CUDA.
+    pub wgpu: bool,
 }
 
 impl Default for Args {
@@ -105,6 +110,7 @@ impl Default for Args {
             bwd_configs: false,
             fwd_configs: false,
             overhead: false,
+            wgpu: false,
         }
     }
 }
@@ -170,6 +176,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
             }
             "--fwd-configs" => a.fwd_configs = true,
             "--overhead" => a.overhead = true,
+            "--wgpu" => a.wgpu = true,
             "--dtype" => a.dtype = dtype(&value()?)?,
             other => return Err(format!("unknown argument `{other}`")),
         }
@@ -646,6 +653,96 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+#[cfg(feature = "cuda")]
+fn run_cuda(args: &Args, list: &[Workload], points: &mut Vec<Point>) -> Result<String, String> {
+    let device = Default::default();
+    // The pool's reservation after a run approximates its peak: cleaned before each run.
+    let mem = |reset: bool| {
+        use cubecl::Runtime;
+        let client = cubecl::cuda::CudaRuntime::client(&device);
+        if reset {
+            client.memory_cleanup();
+        }
+        let usage = client.memory_usage().ok()?;
+        Some(usage.bytes_reserved as f64 / (1u64 << 30) as f64)
+    };
+    if args.overhead {
+        direct_overhead::<burn_cubecl::CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>>(
+            &device, args,
+        );
+    }
+    Ok(if args.bwd {
+        run_bwd::<burn::backend::Cuda>("cuda", &device, args, list, &mem, points)
+    } else {
+        run::<burn::backend::Cuda>("cuda", &device, args, list, points)
+    })
+}
+
+#[cfg(not(feature = "cuda"))]
+fn run_cuda(_: &Args, _: &[Workload], _: &mut Vec<Point>) -> Result<String, String> {
+    Err("this build has no CUDA backend (build with `--features cuda`)".into())
+}
+
+#[cfg(feature = "wgpu")]
+fn run_wgpu(args: &Args, list: &[Workload], points: &mut Vec<Point>) -> Result<String, String> {
+    let device = Default::default();
+    if args.overhead {
+        direct_overhead::<burn_cubecl::CubeBackend<cubecl::wgpu::WgpuRuntime, f32, i32, u32>>(
+            &device, args,
+        );
+    }
+    Ok(if args.bwd {
+        run_bwd::<burn::backend::Wgpu>("wgpu", &device, args, list, &|_| None, points)
+    } else {
+        run::<burn::backend::Wgpu>("wgpu", &device, args, list, points)
+    })
+}
+
+#[cfg(not(feature = "wgpu"))]
+fn run_wgpu(_: &Args, _: &[Workload], _: &mut Vec<Point>) -> Result<String, String> {
+    Err("this build has no wgpu backend (build with `--features wgpu`)".into())
+}
+
+/// `--overhead` on Burn's CubeCL backend itself, without the fusion stream, with the parts
+/// of a call timed apart: a call with its config given (no selector), and one empty tensor
+/// (one allocation task on CubeCL's device thread).
+fn direct_overhead<B: FlashAttentionBackend>(device: &B::Device, args: &Args) {
+    let report = |what: &str, (queued, done): (f64, f64)| {
+        println!(
+            "# {what} on CubeBackend (no fusion), {OVERHEAD_CALLS} calls at {OVERHEAD_SHAPE:?}: \
+             {queued:.1} us/call until queued, {done:.1} us/call until the device is done"
+        );
+    };
+    report(
+        "call overhead",
+        call_overhead::<B>(device, args.dtype, |q, k, v| {
+            flint::flash_attention(q, k, v)
+        }),
+    );
+    let portable = matches!(args.dtype, DType::F32);
+    let config = if portable {
+        AttentionFwdConfig::new(Variant::Portable, 16, 16)
+    } else {
+        AttentionFwdConfig::new(Variant::Mma, 64, 64)
+    };
+    report(
+        &format!("the same with {config:?} given"),
+        call_overhead::<B>(device, args.dtype, |q, k, v| {
+            flint::flash_attention_with(q, k, v, AttentionOptions::new().config(config))
+        }),
+    );
+    report(
+        "one Burn empty tensor",
+        call_overhead::<B>(device, args.dtype, |q, _, _| {
+            Tensor::empty(q.dims(), (&q.device(), q.dtype()))
+        }),
+    );
+    report(
+        "Burn's q * k",
+        call_overhead::<B>(device, args.dtype, |q, k, _| q * k),
+    );
+}
+
 /// Runs the benchmark on the best backend of this build (CUDA, else wgpu) and writes the
 /// CSV and chart asked for.
 ///
@@ -655,52 +752,13 @@ pub fn run_bench(args: &Args) -> Result<(), String> {
     let list = workloads(args)?;
     let mut points = Vec::new();
     #[cfg(feature = "cuda")]
-    let csv = {
-        let device = Default::default();
-        // The pool's reservation after a run approximates its peak: cleaned before each run.
-        let mem = |reset: bool| {
-            use cubecl::Runtime;
-            let client = cubecl::cuda::CudaRuntime::client(&device);
-            if reset {
-                client.memory_cleanup();
-            }
-            let usage = client.memory_usage().ok()?;
-            Some(usage.bytes_reserved as f64 / (1u64 << 30) as f64)
-        };
-        if args.overhead {
-            // Without the fusion stream: Burn's CubeCL backend itself.
-            type Direct = burn_cubecl::CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>;
-            let (queued, done) = call_overhead::<Direct>(&device, args.dtype, |q, k, v| {
-                flint::flash_attention(q, k, v)
-            });
-            println!(
-                "# call overhead on CubeBackend (no fusion), {OVERHEAD_CALLS} calls at \
-                 {OVERHEAD_SHAPE:?}: {queued:.1} us/call until queued, {done:.1} us/call \
-                 until the device is done"
-            );
-            let (queued, done) = call_overhead::<Direct>(&device, args.dtype, |q, k, _| q * k);
-            println!(
-                "# the same for Burn's q * k on CubeBackend: {queued:.1} us/call until queued, \
-                 {done:.1} us/call until the device is done"
-            );
-        }
-        if args.bwd {
-            run_bwd::<burn::backend::Cuda>("cuda", &device, args, &list, &mem, &mut points)
-        } else {
-            run::<burn::backend::Cuda>("cuda", &device, args, &list, &mut points)
-        }
-    };
-    #[cfg(all(feature = "wgpu", not(feature = "cuda")))]
-    let csv = if args.bwd {
-        let device = Default::default();
-        run_bwd::<burn::backend::Wgpu>("wgpu", &device, args, &list, &|_| None, &mut points)
+    let cuda = !args.wgpu;
+    #[cfg(not(feature = "cuda"))]
+    let cuda = false;
+    let csv = if cuda {
+        run_cuda(args, &list, &mut points)?
     } else {
-        run::<burn::backend::Wgpu>("wgpu", &Default::default(), args, &list, &mut points)
-    };
-    #[cfg(not(any(feature = "wgpu", feature = "cuda")))]
-    let csv = {
-        let _ = (&list, &mut points);
-        String::new()
+        run_wgpu(args, &list, &mut points)?
     };
     if let Some(path) = &args.csv {
         write_file(path, &csv)?;

@@ -3,7 +3,7 @@
 use cubecl::prelude::*;
 
 /// `output[i] = alpha * input[i]` for the first `num_vectors` vectors.
-#[cube(launch)]
+#[cube(launch_unchecked)]
 pub(super) fn scale_kernel<F: Float, N: Size>(
     input: &Array<Vector<F, N>>,
     output: &mut Array<Vector<F, N>>,

@@ -68,9 +68,9 @@ fn launch_with<R: Runtime>(
     let cubes = num_vectors.div_ceil(c.cube_size as usize);
     let cubes = u32::try_from(cubes).map_err(|_| format!("{cubes} cubes exceed u32"))?;
     // SAFETY: both handles hold `len` f32 values (the caller's contract) and the kernel
-    // bounds-checks against `num_vectors`.
+    // bounds-checks against `num_vectors`, so it runs without CubeCL's own checks.
     unsafe {
-        scale_kernel::launch::<f32, R>(
+        scale_kernel::launch_unchecked::<f32, R>(
             client,
             CubeCount::Static(cubes, 1, 1),
             CubeDim::new_1d(c.cube_size),

@@ -3,9 +3,11 @@
 use burn::tensor::DType;
 use burn::tensor::ops::{FloatTensor, FloatTensorOps};
 use burn_cubecl::kernel::into_contiguous;
-use burn_cubecl::ops::numeric::{empty_device_contiguous_dtype, zeros_client};
+use burn_cubecl::ops::numeric::zeros_client;
 use burn_cubecl::tensor::CubeTensor;
 use burn_cubecl::{BoolElement, CubeBackend, CubeRuntime, FloatElement, IntElement};
+use cubecl::server::{MemoryLayout, MemoryLayoutDescriptor};
+use cubecl::zspace::metadata::Metadata;
 use flint_kernels::attention::{
     AttentionBwdArgs, AttentionBwdConfig, AttentionFwdArgs, AttentionFwdConfig, AttentionProblem,
     choose_attention_bwd, choose_attention_fwd, launch_attention_bwd, launch_attention_fwd,
@@ -39,19 +41,26 @@ where
         let client = q.client.clone();
         let device = q.device.clone();
         let p = problem;
-        let out = empty_device_contiguous_dtype(
-            client.clone(),
-            device.clone(),
-            [p.batch, p.heads, p.seq_q, p.val_dim].into(),
-            q.dtype,
-        );
-        let lse = empty_device_contiguous_dtype(
-            client.clone(),
-            device.clone(),
-            [p.batch, p.heads, p.seq_q].into(),
-            DType::F32,
-        );
-        let (bias, bias_strides) = bias_f32::<R, F, I, BT>(bias, &q);
+        // One allocation task for the outputs (and the bias stand-in): each task is a round
+        // through CubeCL's device thread, which bounds a warm call's cost.
+        let (bias, bias_strides, [out, lse]) = match bias {
+            Some(b) => {
+                let outs = empty_many(&q, [(out_shape(p), q.dtype), (lse_shape(p), DType::F32)]);
+                let (bias, strides) = bias_f32::<R, F, I, BT>(b);
+                (bias, strides, outs)
+            }
+            None => {
+                let [out, lse, stand_in] = empty_many(
+                    &q,
+                    [
+                        (out_shape(p), q.dtype),
+                        (lse_shape(p), DType::F32),
+                        (vec![1, 1, 1, 1], DType::F32),
+                    ],
+                );
+                (stand_in, (0, 0), [out, lse])
+            }
+        };
         launch_attention_fwd(
             &client,
             &device,
@@ -136,32 +145,36 @@ where
         } else {
             Self::float_cast(dout, dtype.into())
         };
-        let empty = |shape: [usize; 4], dtype| {
-            empty_device_contiguous_dtype(client.clone(), device.clone(), shape.into(), dtype)
-        };
-        let dq = empty([p.batch, p.heads, p.seq_q, p.head_dim], dtype);
-        let dk = empty([p.batch, p.kv_heads, p.seq_kv, p.head_dim], dtype);
-        let dv = empty([p.batch, p.kv_heads, p.seq_kv, p.val_dim], dtype);
-        let delta = empty_device_contiguous_dtype(
-            client.clone(),
-            device.clone(),
-            [p.batch, p.heads, p.seq_q].into(),
-            DType::F32,
+        let (b, h, hkv, sq, sk) = (p.batch, p.heads, p.kv_heads, p.seq_q, p.seq_kv);
+        // One allocation task for the gradients, delta and the 1-element stand-ins.
+        let [dq, dk, dv, delta, dbias_stand_in, bias_stand_in] = empty_many(
+            &q,
+            [
+                (vec![b, h, sq, p.head_dim], dtype),
+                (vec![b, hkv, sk, p.head_dim], dtype),
+                (vec![b, hkv, sk, p.val_dim], dtype),
+                (vec![b, h, sq], DType::F32),
+                (vec![1, 1, 1, 1], DType::F32),
+                (vec![1, 1, 1, 1], DType::F32),
+            ],
         );
         // Scores the masks hide are never written: the score gradient starts at zero.
         let dbias = if want_dbias {
             zeros_client(
                 client.clone(),
                 device.clone(),
-                [p.batch, p.heads, p.seq_q, p.seq_kv].into(),
+                [b, h, sq, sk].into(),
                 DType::F32,
             )
         } else {
-            empty([1, 1, 1, 1], DType::F32)
+            dbias_stand_in
         };
         let bias_shape = bias.as_ref().map(|b| b.meta.shape().to_vec());
         let bias_dtype = bias.as_ref().map(|b| b.dtype);
-        let (bias, bias_strides) = bias_f32::<R, F, I, BT>(bias, &q);
+        let (bias, bias_strides) = match bias {
+            Some(b) => bias_f32::<R, F, I, BT>(b),
+            None => (bias_stand_in, (0, 0)),
+        };
         launch_attention_bwd(
             &client,
             &device,
@@ -280,27 +293,19 @@ where
     }
 }
 
-/// The bias as the kernels read it (f32; a 1-element placeholder when there is none) and its
-/// strides over batch and heads (0 where it broadcasts).
-fn bias_f32<R, F, I, BT>(
-    bias: Option<CubeTensor<R>>,
-    like: &CubeTensor<R>,
-) -> (CubeTensor<R>, (usize, usize))
+/// The bias as the kernels read it (f32) and its strides over batch and heads (0 where it
+/// broadcasts).
+fn bias_f32<R, F, I, BT>(bias: CubeTensor<R>) -> (CubeTensor<R>, (usize, usize))
 where
     R: CubeRuntime,
     F: FloatElement,
     I: IntElement,
     BT: BoolElement,
 {
-    let bias: CubeTensor<R> = match bias {
-        Some(b) if b.dtype == DType::F32 => b,
-        Some(b) => CubeBackend::<R, F, I, BT>::float_cast(b, burn::tensor::FloatDType::F32),
-        None => empty_device_contiguous_dtype(
-            like.client.clone(),
-            like.device.clone(),
-            [1, 1, 1, 1].into(),
-            DType::F32,
-        ),
+    let bias = if bias.dtype == DType::F32 {
+        bias
+    } else {
+        CubeBackend::<R, F, I, BT>::float_cast(bias, burn::tensor::FloatDType::F32)
     };
     let strides = {
         let (shape, strides) = (bias.meta.shape(), bias.meta.strides());
@@ -308,6 +313,44 @@ where
         (stride(0), stride(1))
     };
     (bias, strides)
+}
+
+/// `[B, H, Sq, Dv]`: the forward's output.
+fn out_shape(p: &AttentionProblem) -> Vec<usize> {
+    vec![p.batch, p.heads, p.seq_q, p.val_dim]
+}
+
+/// `[B, H, Sq]`: the log-sum-exp rows, always f32.
+fn lse_shape(p: &AttentionProblem) -> Vec<usize> {
+    vec![p.batch, p.heads, p.seq_q]
+}
+
+/// Contiguous uninitialised tensors of the given shapes and dtypes on `like`'s device, made
+/// in one allocation task.
+fn empty_many<R: CubeRuntime, const N: usize>(
+    like: &CubeTensor<R>,
+    specs: [(Vec<usize>, DType); N],
+) -> [CubeTensor<R>; N] {
+    let descriptors = specs
+        .iter()
+        .map(|(shape, dt)| MemoryLayoutDescriptor::contiguous(shape.clone().into(), dt.size()))
+        .collect();
+    let mut layouts = like.client.empty_tensors(descriptors).into_iter();
+    let mut specs = specs.into_iter();
+    std::array::from_fn(|_| {
+        let (MemoryLayout { memory, strides }, (shape, dtype)) =
+            match (layouts.next(), specs.next()) {
+                (Some(layout), Some(spec)) => (layout, spec),
+                _ => unreachable!("one layout per descriptor"),
+            };
+        CubeTensor::new(
+            like.client.clone(),
+            memory,
+            Metadata::new(shape, strides),
+            like.device.clone(),
+            dtype,
+        )
+    })
 }
 
 /// The tensor-core kernels read rows as contiguous runs: a tensor whose last dim is strided

@@ -135,58 +135,70 @@ fn launch_with<R: Runtime>(
     };
     // delta = rowsum(dO ∘ O): memory-bound, one kernel for every variant.
     let a = args();
-    attention_bwd_delta::launch::<R>(
-        client,
-        CubeCount::Static(q_rows.div_ceil(DELTA_UNITS), bh, 1),
-        CubeDim::new_1d(DELTA_UNITS),
-        a.out,
-        a.dout,
-        a.delta,
-        DELTA_UNITS,
-        dtype,
-    );
+    // SAFETY: the kernel guards each index against the shapes it is given (see
+    // `crate::attention` on bounds); CubeCL's own checks would only repeat them.
+    unsafe {
+        attention_bwd_delta::launch_unchecked::<R>(
+            client,
+            CubeCount::Static(q_rows.div_ceil(DELTA_UNITS), bh, 1),
+            CubeDim::new_1d(DELTA_UNITS),
+            a.out,
+            a.dout,
+            a.delta,
+            DELTA_UNITS,
+            dtype,
+        );
+    }
     match c.variant {
         Variant::Portable => {
             let a = args();
-            attention_bwd_dkdv::launch::<R>(
-                client,
-                CubeCount::Static(
-                    to_u32(problem.seq_kv.div_ceil(c.block_kv as usize), "key blocks")?,
-                    bhkv,
-                    1,
-                ),
-                CubeDim::new_1d(c.block_kv),
-                a.q,
-                a.k,
-                a.v,
-                a.dout,
-                a.lse,
-                a.delta,
-                a.bias,
-                a.dk,
-                a.dv,
-                a.dbias,
-                scalars::<R>(problem, a.bias_strides, 0)?,
-                params,
-                dtype,
-            );
+            // SAFETY: the kernel guards each index against the shapes it is given (see
+            // `crate::attention` on bounds); CubeCL's own checks would only repeat them.
+            unsafe {
+                attention_bwd_dkdv::launch_unchecked::<R>(
+                    client,
+                    CubeCount::Static(
+                        to_u32(problem.seq_kv.div_ceil(c.block_kv as usize), "key blocks")?,
+                        bhkv,
+                        1,
+                    ),
+                    CubeDim::new_1d(c.block_kv),
+                    a.q,
+                    a.k,
+                    a.v,
+                    a.dout,
+                    a.lse,
+                    a.delta,
+                    a.bias,
+                    a.dk,
+                    a.dv,
+                    a.dbias,
+                    scalars::<R>(problem, a.bias_strides, 0)?,
+                    params,
+                    dtype,
+                );
+            }
             let a = args();
-            attention_bwd_dq::launch::<R>(
-                client,
-                CubeCount::Static(q_rows.div_ceil(c.block_q), bh, 1),
-                CubeDim::new_1d(c.block_q),
-                a.q,
-                a.k,
-                a.v,
-                a.dout,
-                a.lse,
-                a.delta,
-                a.bias,
-                a.dq,
-                scalars::<R>(problem, a.bias_strides, 0)?,
-                params,
-                dtype,
-            );
+            // SAFETY: the kernel guards each index against the shapes it is given (see
+            // `crate::attention` on bounds); CubeCL's own checks would only repeat them.
+            unsafe {
+                attention_bwd_dq::launch_unchecked::<R>(
+                    client,
+                    CubeCount::Static(q_rows.div_ceil(c.block_q), bh, 1),
+                    CubeDim::new_1d(c.block_q),
+                    a.q,
+                    a.k,
+                    a.v,
+                    a.dout,
+                    a.lse,
+                    a.delta,
+                    a.bias,
+                    a.dq,
+                    scalars::<R>(problem, a.bias_strides, 0)?,
+                    params,
+                    dtype,
+                );
+            }
         }
         Variant::Mma => {
             let a = args();
@@ -228,42 +240,50 @@ fn launch_with<R: Runtime>(
                 out_vec: out_vec as u32,
                 heads_major,
             };
-            attention_bwd_dkdv_mma::launch::<R>(
-                client,
-                grid(key_blocks, bhkv),
-                CubeDim::new_2d(32, MMA_PLANES),
-                vec,
-                out_vec,
-                a.q,
-                a.k,
-                a.v,
-                a.dout,
-                a.lse,
-                a.delta,
-                a.dk,
-                a.dv,
-                scalars::<R>(problem, a.bias_strides, 0)?,
-                mma(c.block_q),
-                dtype,
-            );
+            // SAFETY: the kernel guards each index against the shapes it is given (see
+            // `crate::attention` on bounds); CubeCL's own checks would only repeat them.
+            unsafe {
+                attention_bwd_dkdv_mma::launch_unchecked::<R>(
+                    client,
+                    grid(key_blocks, bhkv),
+                    CubeDim::new_2d(32, MMA_PLANES),
+                    vec,
+                    out_vec,
+                    a.q,
+                    a.k,
+                    a.v,
+                    a.dout,
+                    a.lse,
+                    a.delta,
+                    a.dk,
+                    a.dv,
+                    scalars::<R>(problem, a.bias_strides, 0)?,
+                    mma(c.block_q),
+                    dtype,
+                );
+            }
             let a = args();
-            attention_bwd_dq_mma::launch::<R>(
-                client,
-                grid(query_blocks, bh),
-                CubeDim::new_2d(32, MMA_PLANES),
-                vec,
-                out_vec,
-                a.q,
-                a.k,
-                a.v,
-                a.dout,
-                a.lse,
-                a.delta,
-                a.dq,
-                scalars::<R>(problem, a.bias_strides, 0)?,
-                mma(c.block_kv),
-                dtype,
-            );
+            // SAFETY: the kernel guards each index against the shapes it is given (see
+            // `crate::attention` on bounds); CubeCL's own checks would only repeat them.
+            unsafe {
+                attention_bwd_dq_mma::launch_unchecked::<R>(
+                    client,
+                    grid(query_blocks, bh),
+                    CubeDim::new_2d(32, MMA_PLANES),
+                    vec,
+                    out_vec,
+                    a.q,
+                    a.k,
+                    a.v,
+                    a.dout,
+                    a.lse,
+                    a.delta,
+                    a.dq,
+                    scalars::<R>(problem, a.bias_strides, 0)?,
+                    mma(c.block_kv),
+                    dtype,
+                );
+            }
         }
     }
     Ok(())

@@ -181,7 +181,7 @@ fn product_acc_b<E: Float, N: Size>(
 /// cube `(32, planes)`.
 // CubeCL emits the fast `__expf` only with all three flags; NaN still propagates through it.
 #[cube(
-    launch,
+    launch_unchecked,
     fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf
 )]
 #[allow(clippy::too_many_arguments)]
@@ -497,7 +497,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size>(
 /// dQ. Grid `(ceil(Sq / (16·planes)), B·H)` or its transpose with `heads_major`, cube
 /// `(32, planes)`.
 #[cube(
-    launch,
+    launch_unchecked,
     fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf
 )]
 #[allow(clippy::too_many_arguments)]

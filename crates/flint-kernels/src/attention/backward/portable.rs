@@ -42,7 +42,7 @@ pub struct BwdParams {
 }
 
 /// `delta[b, h, i] = Σ_d dO[b, h, i, d] · O[b, h, i, d]` in f32. Grid `(ceil(Sq / units), B·H)`.
-#[cube(launch)]
+#[cube(launch_unchecked)]
 pub fn attention_bwd_delta<F: Float>(
     out: &Tensor<F>,
     dout: &Tensor<F>,
@@ -142,7 +142,7 @@ pub(crate) fn stage_rows<F: Float>(
 }
 
 /// dK and dV. Grid: `(ceil(Sk / block_kv), B·Hkv)`, `block_kv` units.
-#[cube(launch)]
+#[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn attention_bwd_dkdv<F: Float>(
     q: &Tensor<F>,
@@ -328,7 +328,7 @@ pub fn attention_bwd_dkdv<F: Float>(
 }
 
 /// dQ. Grid: `(ceil(Sq / block_q), B·H)`, `block_q` units.
-#[cube(launch)]
+#[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn attention_bwd_dq<F: Float>(
     q: &Tensor<F>,

@@ -19,7 +19,7 @@ fn part_offset(t: &Tensor<f32>, z: u32, batch: u32, b: u32, h: u32, row: u32) ->
 /// and `lse_part: [splits·B, H, Sq]` (split `z` at batch `z·B + b`), both f32; writes `out`
 /// and (column 0) `lse`. A row that no split saw gives 0 and `-inf`, as the unsplit kernel
 /// does; a NaN in any split gives NaN in both.
-#[cube(launch)]
+#[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn attention_fwd_combine<E: Float>(
     o_part: &Tensor<f32>,

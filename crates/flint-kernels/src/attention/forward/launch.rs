@@ -2,7 +2,8 @@
 //! a shape bucket), then run it.
 
 use cubecl::prelude::*;
-use cubecl::zspace::{Shape, Strides};
+use cubecl::server::{MemoryLayout, MemoryLayoutDescriptor};
+use cubecl::zspace::Shape;
 use flint_tune::{Choice, Invocation, Op, Selector};
 
 use super::combine::attention_fwd_combine;
@@ -127,20 +128,24 @@ fn launch_with<R: Runtime>(
                 has_softcap: problem.softcap.is_some(),
                 has_dropout: problem.dropout.is_some(),
             };
-            attention_fwd_portable::launch::<R>(
-                client,
-                CubeCount::Static(q_blocks, bh, 1),
-                CubeDim::new_1d(c.units()),
-                args.q,
-                args.k,
-                args.v,
-                args.bias,
-                args.out,
-                args.lse,
-                scalars,
-                params,
-                dtype,
-            );
+            // SAFETY: the kernel guards each index against the shapes it is given (see
+            // `crate::attention` on bounds); CubeCL's own checks would only repeat them.
+            unsafe {
+                attention_fwd_portable::launch_unchecked::<R>(
+                    client,
+                    CubeCount::Static(q_blocks, bh, 1),
+                    CubeDim::new_1d(c.units()),
+                    args.q,
+                    args.k,
+                    args.v,
+                    args.bias,
+                    args.out,
+                    args.lse,
+                    scalars,
+                    params,
+                    dtype,
+                );
+            }
         }
         Variant::Mma => {
             // 16-byte loads where every input allows them, else one element at a time.
@@ -183,7 +188,56 @@ fn launch_with<R: Runtime>(
                 heads_major,
             };
             if !split {
-                attention_fwd_mma::launch::<R>(
+                // SAFETY: the kernel guards each index against the shapes it is given (see
+                // `crate::attention` on bounds); CubeCL's own checks would only repeat them.
+                unsafe {
+                    attention_fwd_mma::launch_unchecked::<R>(
+                        client,
+                        grid,
+                        CubeDim::new_2d(32, c.planes()),
+                        vec,
+                        out_vec,
+                        args.q,
+                        args.k,
+                        args.v,
+                        args.bias,
+                        args.out,
+                        args.lse,
+                        scalars,
+                        params,
+                        dtype,
+                        dtype,
+                    );
+                }
+                return Ok(());
+            }
+            // Each part's output (f32) and LSE, part z at batch z·B + b, then the merge.
+            let (b, h, sq, dv) = (problem.batch, problem.heads, problem.seq_q, problem.val_dim);
+            let o_shape = [splits * b, h, sq, dv];
+            let l_shape = [splits * b, h, sq];
+            // Both in one allocation task.
+            let mut parts = client
+                .empty_tensors(vec![
+                    MemoryLayoutDescriptor::contiguous(o_shape.to_vec().into(), 4),
+                    MemoryLayoutDescriptor::contiguous(l_shape.to_vec().into(), 4),
+                ])
+                .into_iter();
+            let (Some(o_part), Some(l_part)) = (parts.next(), parts.next()) else {
+                return Err("no split-K workspace was allocated".into());
+            };
+            // SAFETY: each layout was just allocated for exactly this shape.
+            let part = |layout: &MemoryLayout, shape: &[usize]| unsafe {
+                TensorArg::<R>::from_raw_parts(
+                    layout.memory.clone(),
+                    layout.strides.clone(),
+                    Shape::from(shape.to_vec()),
+                )
+            };
+            let f32_type = f32::as_type_native_unchecked().storage_type();
+            // SAFETY: the kernel guards each index against the shapes it is given (see
+            // `crate::attention` on bounds); CubeCL's own checks would only repeat them.
+            unsafe {
+                attention_fwd_mma::launch_unchecked::<R>(
                     client,
                     grid,
                     CubeDim::new_2d(32, c.planes()),
@@ -193,68 +247,32 @@ fn launch_with<R: Runtime>(
                     args.k,
                     args.v,
                     args.bias,
-                    args.out,
-                    args.lse,
+                    part(&o_part, &o_shape),
+                    part(&l_part, &l_shape),
                     scalars,
                     params,
                     dtype,
+                    f32_type,
+                );
+            }
+            let outputs = to_u32(b * h * sq * dv, "output elements")?;
+            // SAFETY: the kernel guards each index against the shapes it is given (see
+            // `crate::attention` on bounds); CubeCL's own checks would only repeat them.
+            unsafe {
+                attention_fwd_combine::launch_unchecked::<R>(
+                    client,
+                    CubeCount::Static(outputs.div_ceil(COMBINE_UNITS), 1, 1),
+                    CubeDim::new_1d(COMBINE_UNITS),
+                    part(&o_part, &o_shape),
+                    part(&l_part, &l_shape),
+                    args.out,
+                    args.lse,
+                    f32::NEG_INFINITY,
+                    f32::NAN,
+                    z,
                     dtype,
                 );
-                return Ok(());
             }
-            // Each part's output (f32) and LSE, part z at batch z·B + b, then the merge.
-            let (b, h, sq, dv) = (problem.batch, problem.heads, problem.seq_q, problem.val_dim);
-            let o_shape = [splits * b, h, sq, dv];
-            let l_shape = [splits * b, h, sq];
-            let o_part = client.empty(o_shape.iter().product::<usize>() * 4);
-            let l_part = client.empty(l_shape.iter().product::<usize>() * 4);
-            let contiguous = |shape: &[usize]| {
-                let mut strides = vec![1; shape.len()];
-                for i in (0..shape.len() - 1).rev() {
-                    strides[i] = strides[i + 1] * shape[i + 1];
-                }
-                strides
-            };
-            // SAFETY: both buffers were just allocated with exactly these contiguous shapes.
-            let part = |handle: &cubecl::server::Handle, shape: &[usize]| unsafe {
-                TensorArg::<R>::from_raw_parts(
-                    handle.clone(),
-                    Strides::new(&contiguous(shape)),
-                    Shape::from(shape.to_vec()),
-                )
-            };
-            let f32_type = f32::as_type_native_unchecked().storage_type();
-            attention_fwd_mma::launch::<R>(
-                client,
-                grid,
-                CubeDim::new_2d(32, c.planes()),
-                vec,
-                out_vec,
-                args.q,
-                args.k,
-                args.v,
-                args.bias,
-                part(&o_part, &o_shape),
-                part(&l_part, &l_shape),
-                scalars,
-                params,
-                dtype,
-                f32_type,
-            );
-            let outputs = to_u32(b * h * sq * dv, "output elements")?;
-            attention_fwd_combine::launch::<R>(
-                client,
-                CubeCount::Static(outputs.div_ceil(COMBINE_UNITS), 1, 1),
-                CubeDim::new_1d(COMBINE_UNITS),
-                part(&o_part, &o_shape),
-                part(&l_part, &l_shape),
-                args.out,
-                args.lse,
-                f32::NEG_INFINITY,
-                f32::NAN,
-                z,
-                dtype,
-            );
         }
     }
     Ok(())

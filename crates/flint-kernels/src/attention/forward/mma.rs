@@ -101,7 +101,7 @@ pub(crate) fn reversed(pos: u32, count: u32) -> u32 {
 /// q, k and v are read `N` elements at a time (their last dim contiguous and every other
 /// stride a multiple of `N`); out is written in pairs. Fast intrinsics (`__expf`) are used:
 /// every exponent is finite, masked scores are a finite sentinel.
-#[cube(launch, fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf)]
+#[cube(launch_unchecked, fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf)]
 #[allow(clippy::too_many_arguments)]
 pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
     q: &Tensor<Vector<E, N>>,

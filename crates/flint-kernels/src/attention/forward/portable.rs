@@ -69,7 +69,7 @@ pub struct PortableScalars {
 }
 
 /// The forward kernel. Grid: `(ceil(Sq / block_q), B·H)`.
-#[cube(launch)]
+#[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn attention_fwd_portable<F: Float>(
     q: &Tensor<F>,
