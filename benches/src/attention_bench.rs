@@ -497,17 +497,22 @@ fn time<B: Backend>(
 
 /// Back-to-back calls timed by `--overhead`.
 const OVERHEAD_CALLS: usize = 2000;
+/// Outputs `--overhead` keeps alive at a time.
+const OVERHEAD_RING: usize = 64;
 /// A shape whose kernel takes a few microseconds, so the host side dominates.
 const OVERHEAD_SHAPE: [usize; 4] = [1, 4, 64, 64];
 
 /// Host cost of one call of `op` (flash attention, on a warm cache), in microseconds: the
-/// time until `OVERHEAD_CALLS` back-to-back calls have returned (queued), and until the
-/// device has finished them.
+/// time until `OVERHEAD_CALLS` back-to-back calls have returned (queued), until the device
+/// has finished them, and the median cost per call of bursts of `OVERHEAD_BURST` calls that
+/// start on an idle device. Back to back, the slowest stage (the host, CubeCL's device thread
+/// or the GPU) sets the pace; a burst is too short to fill the queues between them, so it
+/// times the host's own work.
 fn call_overhead<B: FlashAttentionBackend>(
     device: &B::Device,
     dtype: DType,
     op: impl Fn(Tensor<B, 4>, Tensor<B, 4>, Tensor<B, 4>) -> Tensor<B, 4>,
-) -> (f64, f64) {
+) -> Overhead {
     let rand = || {
         Tensor::<B, 4>::random(OVERHEAD_SHAPE, Distribution::Normal(0.0, 1.0), device).cast(dtype)
     };
@@ -517,19 +522,63 @@ fn call_overhead<B: FlashAttentionBackend>(
         drop(call());
     }
     let _ = B::sync(device);
-    // Outputs are kept so that no backend can skip an unused result.
-    let mut outs = Vec::with_capacity(OVERHEAD_CALLS);
+    // The last outputs are kept so that no backend can skip an unused result, and only the
+    // last few, so that the memory pool reuses freed blocks as in a model's loop (keeping all
+    // 2000 would time the pool's growth).
+    let mut outs: Vec<Tensor<B, 4>> = Vec::with_capacity(OVERHEAD_RING);
     let started = Instant::now();
-    for _ in 0..OVERHEAD_CALLS {
-        outs.push(call());
+    for i in 0..OVERHEAD_CALLS {
+        let out = call();
+        if outs.len() < OVERHEAD_RING {
+            outs.push(out);
+        } else {
+            outs[i % OVERHEAD_RING] = out;
+        }
     }
     let queued = started.elapsed().as_secs_f64();
     let _ = B::sync(device);
     let done = started.elapsed().as_secs_f64();
+    let mut bursts: Vec<f64> = (0..OVERHEAD_CALLS / OVERHEAD_BURST)
+        .map(|_| {
+            let _ = B::sync(device);
+            let started = Instant::now();
+            let burst: Vec<Tensor<B, 4>> = (0..OVERHEAD_BURST).map(|_| call()).collect();
+            let elapsed = started.elapsed().as_secs_f64();
+            drop(burst);
+            elapsed
+        })
+        .collect();
+    let _ = B::sync(device);
     drop(outs);
-    let per_call = |s: f64| s * 1e6 / OVERHEAD_CALLS as f64;
-    (per_call(queued), per_call(done))
+    bursts.sort_by(f64::total_cmp);
+    let per_call = |s: f64, n: usize| s * 1e6 / n as f64;
+    Overhead {
+        queued: per_call(queued, OVERHEAD_CALLS),
+        done: per_call(done, OVERHEAD_CALLS),
+        burst: per_call(bursts[bursts.len() / 2], OVERHEAD_BURST),
+    }
 }
+
+/// What [`call_overhead`] measures, in microseconds per call.
+struct Overhead {
+    queued: f64,
+    done: f64,
+    burst: f64,
+}
+
+impl std::fmt::Display for Overhead {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "back to back {:.1} us/call until queued, {:.1} until the device is done; \
+             host {:.1} us/call (median of bursts of {OVERHEAD_BURST} on an idle device)",
+            self.queued, self.done, self.burst
+        )
+    }
+}
+
+/// Calls per burst of [`call_overhead`].
+const OVERHEAD_BURST: usize = 8;
 
 /// Burn's attention materialises the `[B, H, Sq, Sk]` scores; past this it is skipped.
 const BURN_SCORES_LIMIT: f64 = 16.0 * (1u64 << 30) as f64;
@@ -547,18 +596,13 @@ fn run<B: FlashAttentionBackend>(
     println!("# flint attention_bench on {name}, dtype {:?}", a.dtype);
     println!("name d causal seq batch heads fwd_ms fwd_tflops roofline_pct label");
     if a.overhead {
-        let (queued, done) =
-            call_overhead::<B>(device, a.dtype, |q, k, v| flint::flash_attention(q, k, v));
+        let flint = call_overhead::<B>(device, a.dtype, |q, k, v| flint::flash_attention(q, k, v));
         println!(
-            "# call overhead, warm cache, {OVERHEAD_CALLS} calls at {OVERHEAD_SHAPE:?}: \
-             {queued:.1} us/call until queued, {done:.1} us/call until the device is done"
+            "# flash_attention, warm cache, {OVERHEAD_CALLS} calls at {OVERHEAD_SHAPE:?}: {flint}"
         );
         // The same loop over one Burn op of the same backend: its own dispatch cost.
-        let (queued, done) = call_overhead::<B>(device, a.dtype, |q, k, _| q * k);
-        println!(
-            "# the same for Burn's elementwise q * k: {queued:.1} us/call until queued, \
-             {done:.1} us/call until the device is done"
-        );
+        let burn = call_overhead::<B>(device, a.dtype, |q, k, _| q * k);
+        println!("# the same for Burn's elementwise q * k: {burn}");
     }
     for w in list {
         let rand = |shape: [usize; 4]| {
@@ -707,10 +751,10 @@ fn run_wgpu(_: &Args, _: &[Workload], _: &mut Vec<Point>) -> Result<String, Stri
 /// of a call timed apart: a call with its config given (no selector), and one empty tensor
 /// (one allocation task on CubeCL's device thread).
 fn direct_overhead<B: FlashAttentionBackend>(device: &B::Device, args: &Args) {
-    let report = |what: &str, (queued, done): (f64, f64)| {
+    let report = |what: &str, overhead: Overhead| {
         println!(
             "# {what} on CubeBackend (no fusion), {OVERHEAD_CALLS} calls at {OVERHEAD_SHAPE:?}: \
-             {queued:.1} us/call until queued, {done:.1} us/call until the device is done"
+             {overhead}"
         );
     };
     report(
@@ -731,6 +775,33 @@ fn direct_overhead<B: FlashAttentionBackend>(device: &B::Device, args: &Args) {
             flint::flash_attention_with(q, k, v, AttentionOptions::new().config(config))
         }),
     );
+    // The selector alone: the config of the same problem, as a call on a warm cache asks.
+    let [b, h, s, d] = OVERHEAD_SHAPE;
+    let problem = flint::kernels::attention::AttentionProblem {
+        batch: b,
+        heads: h,
+        kv_heads: h,
+        seq_q: s,
+        seq_kv: s,
+        head_dim: d,
+        val_dim: d,
+        dtype: match args.dtype {
+            DType::BF16 => "bf16",
+            DType::F16 => "f16",
+            _ => "f32",
+        },
+        scale: 1.0 / (d as f64).sqrt(),
+        softcap: None,
+        window: (None, None),
+        has_bias: false,
+        dropout: None,
+    };
+    let started = Instant::now();
+    for _ in 0..OVERHEAD_CALLS {
+        let _ = B::flash_attention_fwd_config(&problem, args.dtype, device, None);
+    }
+    let us = started.elapsed().as_secs_f64() * 1e6 / OVERHEAD_CALLS as f64;
+    println!("# the selector alone (a warm memory-tier hit): {us:.1} us/call");
     report(
         "one Burn empty tensor",
         call_overhead::<B>(device, args.dtype, |q, _, _| {
