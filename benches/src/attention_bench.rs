@@ -16,11 +16,12 @@
 //! cargo run --release -p flint-benches --features cuda --bin attention_bench -- \
 //!     [--workloads] [--dims 128 --seqs 1024,4096] [--dtype bf16|f16|f32] [--no-burn] \
 //!     [--csv out.csv] [--svg out.svg --reference sdpa.txt] [--iters 5] [--bwd]
-//!     [--bwd-configs] [--fwd-configs] [--overhead] [--wgpu]
+//!     [--bwd-configs] [--fwd-configs] [--overhead] [--wgpu] [--no-kernel-cache]
 //! ```
 //!
 //! The backend is CUDA in a build with the `cuda` feature, else wgpu; `--wgpu` picks wgpu in
-//! a build with both.
+//! a build with both. Compiled kernels are kept across runs ([`flint::enable_kernel_cache`]);
+//! `--no-kernel-cache` compiles everything, as a machine's first process does.
 //!
 //! `--svg FILE` draws TFLOP/s against sequence length (see [`crate::chart`]), with the lines of
 //! `--reference FILE` (saved `sdpa_reference.py` output) beside flint's and Burn's.
@@ -177,6 +178,8 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
             "--fwd-configs" => a.fwd_configs = true,
             "--overhead" => a.overhead = true,
             "--wgpu" => a.wgpu = true,
+            // Read by the binary's `main` before any device exists.
+            "--no-kernel-cache" => {}
             "--dtype" => a.dtype = dtype(&value()?)?,
             other => return Err(format!("unknown argument `{other}`")),
         }

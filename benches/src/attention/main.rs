@@ -6,6 +6,10 @@
 //! ```
 
 fn main() -> std::process::ExitCode {
+    // `--no-kernel-cache` times compilation as a first process on a machine sees it.
+    if !std::env::args().any(|a| a == "--no-kernel-cache") {
+        let _ = flint::enable_kernel_cache();
+    }
     let result = flint_benches::attention_bench::parse(std::env::args().skip(1))
         .and_then(|args| flint_benches::attention_bench::run_bench(&args));
     match result {

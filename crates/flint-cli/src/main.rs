@@ -117,7 +117,10 @@ fn run(cli: Cli) -> failure::Outcome {
             }
         }
         Command::Tune(args) => tune_cmd::run(&args, cli.cache_dir, json),
-        Command::Bench(args) => bench_cmd::run(&args),
+        Command::Bench(args) => {
+            log::debug!("compiled kernels: {:?}", flint::enable_kernel_cache());
+            bench_cmd::run(&args)
+        }
         Command::Manifest(ManifestCommand::Check { dir, root }) => {
             manifest_cmd::check(dir, root, json)
         }

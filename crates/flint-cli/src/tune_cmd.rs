@@ -350,6 +350,8 @@ pub fn run(args: &TuneArgs, cache_dir: Option<PathBuf>, json: bool) -> Outcome {
     policy.cache_miss = CacheMiss::Autotune;
     Selector::init_global(policy)
         .map_err(|_| Failure::Device("the selector was already in use".into()))?;
+    // Kept beside the tuned configs: later processes load the kernels instead of compiling.
+    log::debug!("compiled kernels: {:?}", flint::enable_kernel_cache());
     let backend = pick_backend(args.backend.as_deref())?;
     let dtypes: Vec<DType> = if args.dtype.is_empty() {
         vec![if backend == "cuda" {

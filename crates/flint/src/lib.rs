@@ -17,11 +17,13 @@
 //! type. On CubeCL backends the kernel configuration comes from a tiered selector (override,
 //! scoped overlay, memory cache, disk cache, autotune, heuristic) backed by a persistent
 //! per-device cache: the first call on a new shape bucket autotunes, later calls and later
-//! processes reuse the choice.
+//! processes reuse the choice. [`enable_kernel_cache`], called first thing in `main`, keeps
+//! the compiled kernels too, so that later processes skip compiling them.
 #![warn(missing_docs)]
 
 mod attention;
 mod error;
+pub mod kernel_cache;
 pub mod nn;
 
 pub use attention::{
@@ -34,6 +36,7 @@ pub use flint_kernels as kernels;
 pub use flint_kernels::attention::{AttentionBwdConfig, AttentionFwdConfig, Variant};
 pub use flint_tune as tune;
 pub use flint_tune::{Overlay, OverlayGuard, Policy, Selector, overlay};
+pub use kernel_cache::{KernelCache, enable_kernel_cache};
 
 /// Burn itself, re-exported so that model code and flint agree on one version.
 pub use burn;
