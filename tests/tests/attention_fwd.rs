@@ -390,7 +390,8 @@ fn half_cases() -> Vec<(&'static str, Case)> {
 }
 
 /// f16 and bf16 against the f64 reference, through the selector and through each variant
-/// forced by an explicit config (tensor cores in two tilings, and the portable kernel).
+/// forced by an explicit config (tensor cores in three tilings, split-K and one-plane
+/// blocks, and the portable kernel).
 #[test]
 #[cfg_attr(
     not(feature = "cuda"),
@@ -418,6 +419,12 @@ fn half_precision_matches_reference_on_gpu() {
                 None,
                 config(Variant::Mma, 64, if wide { 32 } else { 64 }),
                 config(Variant::Mma, if wide { 64 } else { 128 }, 32),
+                // 128-key tiles (tuned where D <= 64): 128 rows there, 64 up to D = 128.
+                config(
+                    Variant::Mma,
+                    if case.d.max(case.dv) <= 64 { 128 } else { 64 },
+                    if wide { 32 } else { 128 },
+                ),
                 config(Variant::Portable, 16, 16),
                 split(64, if wide { 32 } else { 64 }),
                 // One plane per 16 rows (short queries), alone and split.
