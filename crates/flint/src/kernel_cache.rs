@@ -1,5 +1,5 @@
-//! CubeCL's persistent cache of compiled kernels (PTX on CUDA, SPIR-V on Vulkan), kept
-//! beside flint's tuning cache.
+//! CubeCL's persistent cache of compiled kernels (CUDA and ROCm; wgpu where it compiles through
+//! SPIR-V), kept beside flint's tuning cache.
 //!
 //! Compiling is nearly all of a first call's cost: on an H100, tuning a new shape bucket
 //! whose kernels are compiled takes 0.05-0.3 s, compiling them 14-17 s. CubeCL can keep
