@@ -29,6 +29,93 @@ fn the_manifest_matches_the_code() {
     }
 }
 
+/// Every config the attention ops can tune or fall back to (candidates and heuristic, on a
+/// tensor-core device and on one without, for decoding and prefill shapes, every head dim)
+/// lies in the tuning space its manifest entry declares.
+#[test]
+fn the_tuning_space_covers_every_candidate_and_heuristic() {
+    use flint_kernels::DeviceLimits;
+    use flint_kernels::attention::{AttentionBwdOp, AttentionFwdOp, SUPPORTED_HEAD_DIMS};
+    use flint_tune::{DeviceFingerprint, Invocation, Op, Signature};
+
+    let manifest = Manifest::load_dir(&root().join("manifest")).unwrap_or_else(|e| panic!("{e}"));
+    let devices = [
+        (232_448, vec!["f16", "bf16"]), // an H100
+        (32_768, vec![]),               // lavapipe: no tensor cores, 32 KiB
+    ];
+    let limits = |(smem, mma): &(usize, Vec<&'static str>)| DeviceLimits {
+        shared_memory: *smem,
+        max_units_per_cube: 1024,
+        max_vector_size: 8,
+        plane_size: (32, 32),
+        plane_ops: !mma.is_empty(),
+        cmma: !mma.is_empty(),
+        mma_16x8x16: mma.clone(),
+    };
+    let inv = |op: &str, d: usize, seq_q: usize, dtype: &str| {
+        let sig = Signature::new()
+            .with("batch", 2usize)
+            .with("heads", 32usize)
+            .with("kv_heads", 8usize)
+            .with("seq_q", seq_q)
+            .with("seq_kv", 8192usize)
+            .with("head_dim", d)
+            .with("val_dim", d)
+            .with("dtype", dtype)
+            .with("masked", false)
+            .with("bias", false)
+            .with("softcap", false)
+            .with("dropout", false);
+        Invocation::new(op, sig, DeviceFingerprint::new("cuda", "x", "sm_90", "1"))
+    };
+    // Each field of a config, as YAML, must be one of the values the entry lists for it.
+    fn covered<C: serde::Serialize>(manifest: &Manifest, op: &str, config: &C) -> Vec<String> {
+        let tuning = &manifest.entries[op].entry.tuning;
+        let value = serde_yaml::to_value(config).expect("configs serialise");
+        let serde_yaml::Value::Mapping(fields) = value else {
+            return vec![format!("{op}: config is not a mapping")];
+        };
+        fields
+            .iter()
+            .filter_map(|(k, v)| {
+                let name = k.as_str().unwrap_or_default();
+                let listed = tuning.get(name)?;
+                (!listed.contains(v)).then(|| format!("{op}: {name} = {v:?} is not in {listed:?}"))
+            })
+            .collect()
+    }
+    let mut missing = Vec::new();
+    let mut seen = 0;
+    for device in &devices {
+        let fwd = AttentionFwdOp::new(limits(device));
+        let bwd = AttentionBwdOp::new(limits(device));
+        for d in SUPPORTED_HEAD_DIMS {
+            for seq_q in [1, 8192] {
+                for dtype in ["bf16", "f32"] {
+                    let i = inv("attention_fwd", d, seq_q, dtype);
+                    for c in fwd.candidates(&i).iter().chain(fwd.heuristic(&i).iter()) {
+                        missing.extend(covered(&manifest, "attention_fwd", c));
+                        seen += 1;
+                    }
+                    let i = inv("attention_bwd", d, seq_q, dtype);
+                    for c in bwd.candidates(&i).iter().chain(bwd.heuristic(&i).iter()) {
+                        missing.extend(covered(&manifest, "attention_bwd", c));
+                        seen += 1;
+                    }
+                }
+            }
+        }
+    }
+    assert!(seen > 100, "only {seen} configs checked");
+    missing.sort();
+    missing.dedup();
+    assert!(
+        missing.is_empty(),
+        "outside the declared tuning space:\n{}",
+        missing.join("\n")
+    );
+}
+
 /// The real `scale` entry with one edit applied.
 fn scale_with(edit: impl FnOnce(String) -> String) -> Manifest {
     let text = std::fs::read_to_string(root().join("manifest/scale.yaml")).unwrap();
