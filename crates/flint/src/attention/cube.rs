@@ -41,25 +41,19 @@ where
         let client = q.client.clone();
         let device = q.device.clone();
         let p = problem;
-        // One allocation task for the outputs (and the bias stand-in): each task is a round
-        // through CubeCL's device thread, which bounds a warm call's cost.
-        let (bias, bias_strides, [out, lse]) = match bias {
-            Some(b) => {
-                let outs = empty_many(&q, [(out_shape(p), q.dtype), (lse_shape(p), DType::F32)]);
-                let (bias, strides) = bias_f32::<R, F, I, BT>(b);
-                (bias, strides, outs)
-            }
-            None => {
-                let [out, lse, stand_in] = empty_many(
-                    &q,
-                    [
-                        (out_shape(p), q.dtype),
-                        (lse_shape(p), DType::F32),
-                        (vec![1, 1, 1, 1], DType::F32),
-                    ],
-                );
-                (stand_in, (0, 0), [out, lse])
-            }
+        // One allocation task for the outputs and the 1-element bias stand-in (unused when a
+        // bias is given): each task is a round through CubeCL's device thread.
+        let [out, lse, stand_in] = empty_many(
+            &q,
+            [
+                (out_shape(p), q.dtype),
+                (lse_shape(p), DType::F32),
+                (vec![1, 1, 1, 1], DType::F32),
+            ],
+        );
+        let (bias, bias_strides) = match bias {
+            Some(b) => bias_f32::<R, F, I, BT>(b),
+            None => (stand_in, (0, 0)),
         };
         launch_attention_fwd(
             &client,
