@@ -185,6 +185,7 @@ fn launch_with<R: Runtime>(
                 has_bias: problem.has_bias,
                 has_softcap: problem.softcap.is_some(),
                 has_dropout: problem.dropout.is_some(),
+                raw_max: !problem.has_bias && problem.softcap.is_none() && problem.scale > 0.0,
                 heads_major,
             };
             if !split {

@@ -57,6 +57,10 @@ pub struct MmaParams {
     pub out_vec: u32,
     /// The grid is `(B·H, blocks)` rather than `(blocks, B·H)` (see [`block_and_head`]).
     pub heads_major: bool,
+    /// Scores stay unscaled until the exponent (`exp(x·scale - m·scale)`, one fused
+    /// multiply-add per score): only without softcap and bias, and with a positive scale, so
+    /// that the maximum of the raw scores is the maximum of the scaled ones.
+    pub raw_max: bool,
     /// Split-K: cube `z` sees keys `[z·split_keys, (z + 1)·split_keys)` only and writes its
     /// normalised output and LSE at batch `z·B + b` of `out` and `lse`, for
     /// `attention_fwd_combine` to merge.
@@ -189,6 +193,15 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
     // ldmatrix addressing: lane l supplies row l % 8 of matrix l / 8.
     let lm_row = lane % 8;
     let lm_mat = lane / 8;
+    // Each lane's part of every ldmatrix address, in vectors; the fragments' own offsets are
+    // compile-time constants added to it, which the compiler folds into the instructions.
+    // Q (A operand): rows 0-7 | 8-15, columns 0-7 | 8-15 of the 16x16 block.
+    let lane_q = ((plane * plane_rows + lm_row + 8 * (lm_mat % 2)) * ld_k + 8 * (lm_mat / 2)) / vec;
+    // K (B operand): keys 0-7 | 8-15, dims 0-7 | 8-15.
+    let lane_k = ((lm_row + 8 * (lm_mat / 2)) * ld_k + 8 * (lm_mat % 2)) / vec;
+    // V (B operand, transposed): keys 0-7 | 8-15, dims 0-7 | 8-15.
+    let lane_v = ((lm_row + 8 * (lm_mat % 2)) * ld_v + 8 * (lm_mat / 2)) / vec;
+    let frag = comptime!((8 / p.vec) as usize);
 
     stage::<E, N>(
         q,
@@ -211,7 +224,13 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
     if comptime!(q_regs) {
         #[unroll]
         for kk in 0..q_steps {
-            let regs = load_a::<E, N>(&q_s, plane * plane_rows, kk, ld_k, vec, lm_row, lm_mat);
+            let at = (lane_q + comptime!(kk * 16 / p.vec)) as usize;
+            let regs = def.load_matrix::<Vector<E, N>, Pair>(
+                &q_s.slice(at, at + frag),
+                MatrixIdent::A,
+                4usize,
+                false,
+            );
             #[unroll]
             for r in 0..4u32 {
                 q_frag[(kk * 4 + r) as usize] = regs[r as usize];
@@ -234,7 +253,7 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
     let mut l_run = Array::<f32>::new(comptime!((mt * 2) as usize));
     #[unroll]
     for i in 0..comptime!(mt * 2) {
-        m_run[i as usize] = f32::new(NO_MAX);
+        m_run[i as usize] = s.neg_inf;
         l_run[i as usize] = 0.0f32;
     }
     let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
@@ -294,14 +313,12 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                         qa[r as usize] = q_frag[(kk * 4 + r) as usize];
                     }
                 } else {
-                    let regs = load_a::<E, N>(
-                        &q_s,
-                        plane * plane_rows + mi * 16,
-                        kk,
-                        ld_k,
-                        vec,
-                        lm_row,
-                        lm_mat,
+                    let at = (lane_q + comptime!((mi * 16 * ld_k + kk * 16) / p.vec)) as usize;
+                    let regs = def.load_matrix::<Vector<E, N>, Pair>(
+                        &q_s.slice(at, at + frag),
+                        MatrixIdent::A,
+                        4usize,
+                        false,
                     );
                     #[unroll]
                     for r in 0..4u32 {
@@ -312,10 +329,9 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
             #[unroll]
             for jp in 0..comptime!(s_tiles / 2) {
                 // Matrices: keys 16·jp + 0-7 | 8-15, dims 16·kk + 0-7 | 8-15.
-                let key = jp * 16 + lm_row + 8 * (lm_mat / 2);
-                let at = key * ld_k + kk * 16 + 8 * (lm_mat % 2);
+                let at = (lane_k + comptime!((jp * 16 * ld_k + kk * 16) / p.vec)) as usize;
                 let b_regs = def.load_matrix::<Vector<E, N>, Pair>(
-                    &k_s.slice((at / vec) as usize, ((at + 8) / vec) as usize),
+                    &k_s.slice(at, at + frag),
                     MatrixIdent::B,
                     4usize,
                     false,
@@ -337,38 +353,60 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
             }
         }
 
-        // Scale, cap, bias and mask the scores in place.
+        // Scale, cap and bias the scores in place (unless they stay raw), then mask: masked
+        // scores become -inf, which the exponent turns into 0 with no test of its own.
+        if comptime!(!p.raw_max) {
+            #[unroll]
+            for mi in 0..mt {
+                #[unroll]
+                for j in 0..s_tiles {
+                    #[unroll]
+                    for r in 0..2u32 {
+                        let row = plane_first + mi * 16 + r * 8;
+                        let at = ((mi * s_tiles + j) * 2 + r) as usize;
+                        let mut pair = s_acc[at];
+                        #[unroll]
+                        for c in 0..2u32 {
+                            let key = start + (j * 8 + t * 2 + c) as i32;
+                            let mut x = pair[c as usize] * s.scale;
+                            if p.has_softcap {
+                                x = s.softcap * (x / s.softcap).tanh();
+                            }
+                            if p.has_bias {
+                                let inside = row < seq_q && key < seq_kv as i32;
+                                let mut bv = f32::new(NO_MAX);
+                                if inside {
+                                    bv = bias[b as usize * s.bias_stride_b as usize
+                                        + h as usize * s.bias_stride_h as usize
+                                        + row as usize * bias.stride(2)
+                                        + key as usize * bias.stride(3)];
+                                }
+                                x += bv;
+                                x = select(x <= MASKED_BELOW, s.neg_inf, x);
+                            }
+                            pair[c as usize] = x;
+                        }
+                        s_acc[at] = pair;
+                    }
+                }
+            }
+        }
         let needs_mask = start + p.block_kv as i32 > key_end
             || (p.has_right && start + p.block_kv as i32 - 1 > cube_row_lo + s.right as i32)
             || (p.has_left && start < cube_row_hi - s.left as i32);
-        #[unroll]
-        for mi in 0..mt {
+        if needs_mask {
             #[unroll]
-            for j in 0..s_tiles {
+            for mi in 0..mt {
                 #[unroll]
-                for r in 0..2u32 {
-                    let row = plane_first + mi * 16 + r * 8;
-                    let at = ((mi * s_tiles + j) * 2 + r) as usize;
-                    let mut pair = s_acc[at];
+                for j in 0..s_tiles {
                     #[unroll]
-                    for c in 0..2u32 {
-                        let key = start + (j * 8 + t * 2 + c) as i32;
-                        let mut x = pair[c as usize] * s.scale;
-                        if p.has_softcap {
-                            x = s.softcap * (x / s.softcap).tanh();
-                        }
-                        if p.has_bias {
-                            let inside = row < seq_q && key < seq_kv as i32;
-                            let mut bv = f32::new(NO_MAX);
-                            if inside {
-                                bv = bias[b as usize * s.bias_stride_b as usize
-                                    + h as usize * s.bias_stride_h as usize
-                                    + row as usize * bias.stride(2)
-                                    + key as usize * bias.stride(3)];
-                            }
-                            x += bv;
-                        }
-                        if needs_mask {
+                    for r in 0..2u32 {
+                        let row = plane_first + mi * 16 + r * 8;
+                        let at = ((mi * s_tiles + j) * 2 + r) as usize;
+                        let mut pair = s_acc[at];
+                        #[unroll]
+                        for c in 0..2u32 {
+                            let key = start + (j * 8 + t * 2 + c) as i32;
                             let mut visible = key < key_end;
                             if p.has_left {
                                 visible = visible && key >= row as i32 + offset - s.left as i32;
@@ -376,26 +414,25 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                             if p.has_right {
                                 visible = visible && key <= row as i32 + offset + s.right as i32;
                             }
-                            x = select(visible, x, f32::new(NO_MAX));
+                            pair[c as usize] = select(visible, pair[c as usize], s.neg_inf);
                         }
-                        if p.has_bias {
-                            x = select(x <= MASKED_BELOW, f32::new(NO_MAX), x);
-                        }
-                        pair[c as usize] = x;
+                        s_acc[at] = pair;
                     }
-                    s_acc[at] = pair;
                 }
             }
         }
 
         // Online softmax, per row: the new maximum over the group of four lanes, the
-        // rescale of O and l, then P = exp(S - m) in place (l sums P before dropout).
+        // rescale of O and l, then P = exp(S - m) in place (l sums P before dropout). With
+        // raw scores the maxima are raw too and the scale joins the exponent's subtraction
+        // in one multiply-add. A row with no visible score yet (maximum -inf) subtracts 0,
+        // so that its masked scores give exp(-inf) = 0 rather than NaN.
         #[unroll]
         for mi in 0..mt {
             #[unroll]
             for r in 0..2u32 {
                 let row = plane_first + mi * 16 + r * 8;
-                let mut mx = f32::new(NO_MAX);
+                let mut mx = s.neg_inf;
                 #[unroll]
                 for j in 0..s_tiles {
                     let pair = s_acc[((mi * s_tiles + j) * 2 + r) as usize];
@@ -405,8 +442,13 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                 mx = max(mx, plane_shuffle_xor(mx, 2u32));
                 let m_old = m_run[(mi * 2 + r) as usize];
                 let m_new = max(m_old, mx);
-                let alpha = (m_old - m_new).exp();
                 m_run[(mi * 2 + r) as usize] = m_new;
+                let mut m_sub = select(m_new == s.neg_inf, 0.0f32, m_new);
+                let mut alpha = (m_old - m_sub).exp();
+                if comptime!(p.raw_max) {
+                    m_sub *= s.scale;
+                    alpha = (m_old * s.scale - m_sub).exp();
+                }
                 #[unroll]
                 for i in 0..o_tiles {
                     let at = ((mi * o_tiles + i) * 2 + r) as usize;
@@ -422,11 +464,12 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                     let mut pair = s_acc[at];
                     #[unroll]
                     for c in 0..2u32 {
-                        let x = pair[c as usize];
-                        // Written so that a NaN score (NaN in q, k or bias) gives a NaN
-                        // probability, which then reaches l, O and the LSE as in an unfused
-                        // attention; masked scores are a finite sentinel and give 0.
-                        let mut prob = select(x <= MASKED_BELOW, 0.0f32, (x - m_new).exp());
+                        // A NaN score (NaN in q, k or bias) gives a NaN probability, which
+                        // then reaches l, O and the LSE as in an unfused attention.
+                        let mut prob = (pair[c as usize] - m_sub).exp();
+                        if comptime!(p.raw_max) {
+                            prob = (pair[c as usize] * s.scale - m_sub).exp();
+                        }
                         sum += prob;
                         if p.has_dropout {
                             let key = (start + (j * 8 + t * 2 + c) as i32) as u32;
@@ -472,10 +515,9 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
             #[unroll]
             for np in 0..comptime!(o_tiles / 2) {
                 // Matrices (transposed): keys 16·kk + 0-7 | 8-15, dims 16·np + 0-7 | 8-15.
-                let key = kk * 16 + lm_row + 8 * (lm_mat % 2);
-                let at = key * ld_v + np * 16 + 8 * (lm_mat / 2);
+                let at = (lane_v + comptime!((kk * 16 * ld_v + np * 16) / p.vec)) as usize;
                 let b_regs = def.load_matrix::<Vector<E, N>, Pair>(
-                    &v_s.slice((at / vec) as usize, ((at + 8) / vec) as usize),
+                    &v_s.slice(at, at + frag),
                     MatrixIdent::B,
                     4usize,
                     true,
@@ -512,7 +554,10 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
             let mut l = l_run[(mi * 2 + r) as usize];
             l += plane_shuffle_xor(l, 1u32);
             l += plane_shuffle_xor(l, 2u32);
-            let m = m_run[(mi * 2 + r) as usize];
+            let mut m = m_run[(mi * 2 + r) as usize];
+            if comptime!(p.raw_max) {
+                m *= s.scale;
+            }
             if row < seq_q {
                 // A row with every key masked has l = 0: output 0 and LSE -inf. A NaN l
                 // (a NaN score) fails the test and stays NaN through both.
@@ -664,22 +709,47 @@ pub(crate) fn stage_async<E: Float, N: Size>(
 ) {
     let per_row = comptime!(width / 8);
     let total = comptime!(rows * width / 8);
-    let mut idx = tid;
-    while idx < total {
-        let r = idx / per_row;
-        let c = idx % per_row;
-        let row = start + r as i32;
-        let inside = row < seq as i32;
-        // A row past the end reads nothing (length 0) from a valid address: row 0.
-        let at = (base + select(inside, row, 0i32) as usize * src.stride(2)) / 8 + c as usize;
-        let len = select(inside, 1usize, 0usize);
-        let to = ((row0 + r) * (ld / 8) + c) as usize;
-        copy_async_checked(
-            &src.slice(at, at + len),
-            &mut tile.slice_mut(to, to + 1),
-            comptime!(8u32),
-        );
-        idx += units;
+    if comptime!(total % units == 0 && units % per_row == 0) {
+        // Each lane copies one column of rows r0, r0 + step, ...: unrolled, with the row
+        // strides as constants and the tensor's row stride read once.
+        let step = comptime!(units / per_row);
+        let r0 = tid / per_row;
+        let c = tid % per_row;
+        let stride = src.stride(2) / 8;
+        let from = base / 8 + c as usize;
+        let to0 = (row0 + r0) * comptime!(ld / 8) + c;
+        #[unroll]
+        for i in 0..comptime!(total / units) {
+            let row = start + (r0 + i * step) as i32;
+            let inside = row < seq as i32;
+            // A row past the end reads nothing (length 0) from a valid address: row 0.
+            let at = from + select(inside, row, 0i32) as usize * stride;
+            let len = select(inside, 1usize, 0usize);
+            let to = (to0 + comptime!(i * step * (ld / 8))) as usize;
+            copy_async_checked(
+                &src.slice(at, at + len),
+                &mut tile.slice_mut(to, to + 1),
+                comptime!(8u32),
+            );
+        }
+    } else {
+        let mut idx = tid;
+        while idx < total {
+            let r = idx / per_row;
+            let c = idx % per_row;
+            let row = start + r as i32;
+            let inside = row < seq as i32;
+            // A row past the end reads nothing (length 0) from a valid address: row 0.
+            let at = (base + select(inside, row, 0i32) as usize * src.stride(2)) / 8 + c as usize;
+            let len = select(inside, 1usize, 0usize);
+            let to = ((row0 + r) * (ld / 8) + c) as usize;
+            copy_async_checked(
+                &src.slice(at, at + len),
+                &mut tile.slice_mut(to, to + 1),
+                comptime!(8u32),
+            );
+            idx += units;
+        }
     }
 }
 
