@@ -23,7 +23,7 @@ use cubecl::prelude::*;
 use cubecl::prelude::barrier::Barrier;
 
 use crate::attention::forward::mma::{
-    PAD, Pair, block_and_head, load_a, mma_step, stage, stage_rows, write_pair,
+    PAD, Pair, block_and_head, mma_step, stage, stage_rows, write_pair,
 };
 use crate::attention::forward::{NO_MAX, PortableScalars};
 
@@ -93,20 +93,30 @@ fn product_nt<E: Float, N: Size>(
     lm_mat: u32,
 ) {
     let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
+    let frag = comptime!((8 / vec) as usize);
+    // Each lane's part of the ldmatrix addresses, in vectors; the fragments add constants.
+    // A: rows 0-7 | 8-15, columns 0-7 | 8-15. B: rows 0-7 | 8-15, columns 0-7 | 8-15.
+    let lane_a = ((a_row0 + lm_row + 8 * (lm_mat % 2)) * ld + 8 * (lm_mat / 2)) / vec;
+    let lane_b = ((b_row0 + lm_row + 8 * (lm_mat / 2)) * ld + 8 * (lm_mat % 2)) / vec;
     #[unroll]
     for i in 0..comptime!(n_tiles * 2) {
         acc[i as usize] = Vector::new(0.0f32);
     }
     #[unroll]
     for kk in 0..comptime!(depth / 16) {
-        let a = load_a::<E, N>(a_s, a_row0, kk, ld, vec, lm_row, lm_mat);
+        let at_a = (lane_a + comptime!(kk * 16 / vec)) as usize;
+        let a = def.load_matrix::<Vector<E, N>, Pair>(
+            &a_s.slice(at_a, at_a + frag),
+            MatrixIdent::A,
+            4usize,
+            false,
+        );
         #[unroll]
         for jp in 0..comptime!(n_tiles / 2) {
             // Matrices: rows 16·jp + 0-7 | 8-15 of b_s, columns 16·kk + 0-7 | 8-15.
-            let row = b_row0 + jp * 16 + lm_row + 8 * (lm_mat / 2);
-            let at = row * ld + kk * 16 + 8 * (lm_mat % 2);
+            let at = (lane_b + comptime!((jp * 16 * ld + kk * 16) / vec)) as usize;
             let b = def.load_matrix::<Vector<E, N>, Pair>(
-                &b_s.slice((at / vec) as usize, ((at + 8) / vec) as usize),
+                &b_s.slice(at, at + frag),
                 MatrixIdent::B,
                 4usize,
                 false,
@@ -144,6 +154,10 @@ fn product_acc_b<E: Float, N: Size>(
     lm_mat: u32,
 ) {
     let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
+    let frag = comptime!((8 / vec) as usize);
+    // Each lane's part of the (transposing) ldmatrix addresses, in vectors: rows 0-7 | 8-15,
+    // columns 0-7 | 8-15; the fragments add constants.
+    let lane_b = ((b_row0 + lm_row + 8 * (lm_mat % 2)) * ld + 8 * (lm_mat / 2)) / vec;
     #[unroll]
     for kk in 0..comptime!(k_tiles / 2) {
         let mut a = Array::<Vector<E, Pair>>::new(4usize);
@@ -154,10 +168,9 @@ fn product_acc_b<E: Float, N: Size>(
         #[unroll]
         for np in 0..comptime!(n_tiles / 2) {
             // Matrices (transposed): rows 16·kk + 0-7 | 8-15, columns 16·np + 0-7 | 8-15.
-            let row = b_row0 + kk * 16 + lm_row + 8 * (lm_mat % 2);
-            let at = row * ld + np * 16 + 8 * (lm_mat / 2);
+            let at = (lane_b + comptime!((kk * 16 * ld + np * 16) / vec)) as usize;
             let b = def.load_matrix::<Vector<E, N>, Pair>(
-                &b_s.slice((at / vec) as usize, ((at + 8) / vec) as usize),
+                &b_s.slice(at, at + frag),
                 MatrixIdent::B,
                 4usize,
                 true,
@@ -401,21 +414,34 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size>(
             || key_hi >= seq_kv as i32
             || (p.has_right && key_hi > row_lo + offset + s.right as i32)
             || (p.has_left && (k_first as i32) < row_hi + offset - s.left as i32);
+        // The exponents first (one multiply-add each), masked in a pass of their own only
+        // on boundary tiles, so that interior tiles test nothing per element.
         #[unroll]
         for j in 0..q_tiles {
             #[unroll]
             for r in 0..2u32 {
-                let key = (plane_key + r * 8) as i32;
                 let at = (j * 2 + r) as usize;
                 let mut pv = st[at];
-                let mut dsv = dpt[at];
                 #[unroll]
                 for c in 0..2u32 {
                     let qi = j * 8 + t * 2 + c;
-                    let row = start + qi as i32;
-                    let mut ok = true;
-                    if needs_mask {
-                        ok = visible_mma(
+                    pv[c as usize] = pv[c as usize] * s.scale - lse_s[(row0 + qi) as usize];
+                }
+                st[at] = pv;
+            }
+        }
+        if needs_mask {
+            #[unroll]
+            for j in 0..q_tiles {
+                #[unroll]
+                for r in 0..2u32 {
+                    let key = (plane_key + r * 8) as i32;
+                    let at = (j * 2 + r) as usize;
+                    let mut pv = st[at];
+                    #[unroll]
+                    for c in 0..2u32 {
+                        let row = start + (j * 8 + t * 2 + c) as i32;
+                        let ok = visible_mma(
                             row,
                             key,
                             q_hi,
@@ -425,13 +451,23 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size>(
                             p.has_left,
                             p.has_right,
                         );
+                        pv[c as usize] = select(ok, pv[c as usize], f32::new(NO_MAX));
                     }
-                    let arg = select(
-                        ok,
-                        pv[c as usize] * s.scale - lse_s[(row0 + qi) as usize],
-                        f32::new(NO_MAX),
-                    );
-                    let prob = arg.exp();
+                    st[at] = pv;
+                }
+            }
+        }
+        #[unroll]
+        for j in 0..q_tiles {
+            #[unroll]
+            for r in 0..2u32 {
+                let at = (j * 2 + r) as usize;
+                let mut pv = st[at];
+                let mut dsv = dpt[at];
+                #[unroll]
+                for c in 0..2u32 {
+                    let qi = j * 8 + t * 2 + c;
+                    let prob = pv[c as usize].exp();
                     pv[c as usize] = prob;
                     dsv[c as usize] = prob * (dsv[c as usize] - delta_s[(row0 + qi) as usize]);
                 }
@@ -706,20 +742,32 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
             || q_last < (q_first + block_q) as i32 - 1
             || (p.has_right && key_hi > q_first as i32 + offset + s.right as i32)
             || (p.has_left && start < q_last + offset - s.left as i32);
+        // As in the dK/dV kernel: exponents, a mask pass on boundary tiles only, then dS.
         #[unroll]
         for j in 0..k_tiles {
             #[unroll]
             for r in 0..2u32 {
-                let row = (plane_row + r * 8) as i32;
                 let at = (j * 2 + r) as usize;
-                let sv = sc[at];
-                let mut dsv = dp[at];
+                let mut sv = sc[at];
                 #[unroll]
                 for c in 0..2u32 {
-                    let key = start + (j * 8 + t * 2 + c) as i32;
-                    let mut ok = true;
-                    if needs_mask {
-                        ok = visible_mma(
+                    sv[c as usize] = sv[c as usize] * s.scale - l_row[r as usize];
+                }
+                sc[at] = sv;
+            }
+        }
+        if needs_mask {
+            #[unroll]
+            for j in 0..k_tiles {
+                #[unroll]
+                for r in 0..2u32 {
+                    let row = (plane_row + r * 8) as i32;
+                    let at = (j * 2 + r) as usize;
+                    let mut sv = sc[at];
+                    #[unroll]
+                    for c in 0..2u32 {
+                        let key = start + (j * 8 + t * 2 + c) as i32;
+                        let ok = visible_mma(
                             row,
                             key,
                             seq_q as i32,
@@ -729,13 +777,22 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
                             p.has_left,
                             p.has_right,
                         );
+                        sv[c as usize] = select(ok, sv[c as usize], f32::new(NO_MAX));
                     }
-                    let arg = select(
-                        ok,
-                        sv[c as usize] * s.scale - l_row[r as usize],
-                        f32::new(NO_MAX),
-                    );
-                    let prob = arg.exp();
+                    sc[at] = sv;
+                }
+            }
+        }
+        #[unroll]
+        for j in 0..k_tiles {
+            #[unroll]
+            for r in 0..2u32 {
+                let at = (j * 2 + r) as usize;
+                let sv = sc[at];
+                let mut dsv = dp[at];
+                #[unroll]
+                for c in 0..2u32 {
+                    let prob = sv[c as usize].exp();
                     dsv[c as usize] = prob * (dsv[c as usize] - d_row[r as usize]);
                 }
                 dp[at] = dsv;

@@ -203,20 +203,56 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
     let lane_v = ((lm_row + 8 * (lm_mat % 2)) * ld_v + 8 * (lm_mat / 2)) / vec;
     let frag = comptime!((8 / p.vec) as usize);
 
-    stage::<E, N>(
-        q,
-        q_base,
-        q_first as i32,
-        seq_q,
-        &mut q_s,
-        block_q,
-        p.head_dim,
-        ld_k,
-        vec,
-        units,
-        tid,
-    );
-    sync_cube();
+    // With 16-byte reads, K and V arrive through asynchronous copies that need no
+    // registers: V of a tile lands while S = Q·Kᵀ runs, the next K while O += P·V runs, each
+    // signalled by its own barrier (phase `parity`). Otherwise both are staged through
+    // registers at the top of each tile; issuing those loads earlier measured 40% slower
+    // (see docs/PERF.md): the extra live registers cost more than the latency they hid.
+    // Q travels with the first K tile, so that the cube waits for memory once, not twice.
+    let pipelined = comptime!(p.vec == 8);
+    let k_ready = Barrier::shared(units, tid == 0);
+    let v_ready = Barrier::shared(units, tid == 0);
+    let mut parity = 0u32;
+    if pipelined {
+        if kv_lo < kv_hi {
+            stage_async::<E, N>(
+                q,
+                q_base,
+                q_first as i32,
+                seq_q,
+                &mut q_s,
+                0u32,
+                block_q,
+                p.head_dim,
+                ld_k,
+                units,
+                tid,
+            );
+            stage_async::<E, N>(
+                k, k_base, kv_lo, seq_kv, &mut k_s, 0u32, p.block_kv, p.head_dim, ld_k, units, tid,
+            );
+            k_ready.commit_copy_async();
+            k_ready.arrive();
+            if comptime!(q_regs) {
+                k_ready.wait_parity(0u32);
+            }
+        }
+    } else {
+        stage::<E, N>(
+            q,
+            q_base,
+            q_first as i32,
+            seq_q,
+            &mut q_s,
+            block_q,
+            p.head_dim,
+            ld_k,
+            vec,
+            units,
+            tid,
+        );
+        sync_cube();
+    }
     let q_steps = comptime!(p.head_dim / 16);
     // Q fragments kept in registers (one tile per plane): k-step kk holds [4·kk, 4·kk + 4).
     let mut q_frag =
@@ -260,22 +296,6 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
     let cube_row_lo = q_first as i32 + offset;
     let cube_row_hi = q_last + offset;
 
-    // With 16-byte reads, K and V arrive through asynchronous copies that need no
-    // registers: V of a tile lands while S = Q·Kᵀ runs, the next K while O += P·V runs, each
-    // signalled by its own barrier (phase `parity`). Otherwise both are staged through
-    // registers at the top of each tile; issuing those loads earlier measured 40% slower
-    // (see docs/PERF.md): the extra live registers cost more than the latency they hid.
-    let pipelined = comptime!(p.vec == 8);
-    let k_ready = Barrier::shared(units, tid == 0);
-    let v_ready = Barrier::shared(units, tid == 0);
-    let mut parity = 0u32;
-    if pipelined && kv_lo < kv_hi {
-        stage_async::<E, N>(
-            k, k_base, kv_lo, seq_kv, &mut k_s, 0u32, p.block_kv, p.head_dim, ld_k, units, tid,
-        );
-        k_ready.commit_copy_async();
-        k_ready.arrive();
-    }
     let mut start = kv_lo;
     while start < kv_hi {
         if pipelined {
@@ -582,30 +602,6 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
             }
         }
     }
-}
-
-/// The A fragment (16 rows from `row0`, the 16 columns of k-step `kk`) of a row-major tile
-/// in shared memory with row stride `ld`, through one `ldmatrix.x4`.
-#[cube]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn load_a<E: Float, N: Size>(
-    tile: &SharedMemory<Vector<E, N>>,
-    row0: u32,
-    #[comptime] kk: u32,
-    #[comptime] ld: u32,
-    #[comptime] vec: u32,
-    lm_row: u32,
-    lm_mat: u32,
-) -> Array<Vector<E, Pair>> {
-    let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
-    // Matrices: rows 0-7 | 8-15, columns 16·kk + 0-7 | 8-15.
-    let at = (row0 + lm_row + 8 * (lm_mat % 2)) * ld + kk * 16 + 8 * (lm_mat / 2);
-    def.load_matrix::<Vector<E, N>, Pair>(
-        &tile.slice((at / vec) as usize, ((at + 8) / vec) as usize),
-        MatrixIdent::A,
-        4usize,
-        false,
-    )
 }
 
 /// One `m16n8k16` product: `c[c_at..c_at + 2] += a[a_at..a_at + 4] · b[b_at..b_at + 2]`.
