@@ -386,6 +386,16 @@ fn half_cases() -> Vec<(&'static str, Case)> {
     v.push(("dropout", c));
     v.push(("d256", Case::new(1, 1, 1, 70, 75, 256)));
     v.push(("single query", Case::new(1, 4, 1, 1, 200, 128)));
+    // GQA packing (a group's short queries in one cube): causal rows at different
+    // positions, a bias per batch and head, dropout, and a group of 8 (24 rows: packed only
+    // in 64-row blocks).
+    let mut c = Case::new(2, 8, 2, 3, 90, 64);
+    c.opts.causal = true;
+    c.bias = Some((true, true));
+    v.push(("gqa4 packed causal per-head bias sq 3", c));
+    let mut c = Case::new(1, 8, 1, 3, 77, 64);
+    c.opts.dropout = Some((0.25, 7));
+    v.push(("gqa8 packed dropout sq 3", c));
     v
 }
 

@@ -142,7 +142,8 @@ impl AttentionFwdOp {
 
     /// Extra configs for calls with short query blocks or too few cubes to fill the device
     /// (decoding: a query or a few against a long cache), best first: one plane per 16 rows
-    /// where `Sq <= 16`, and split-K with enough parts for about [`SPLIT_TARGET_CUBES`]
+    /// where `Sq <= 16` (or, with GQA, where the group's `group · Sq` rows fit 16; four
+    /// planes where they fit 64), and split-K with enough parts for about [`SPLIT_TARGET_CUBES`]
     /// cubes of four planes (four times as many of one), each part at least four 64-key tiles.
     /// Empty for other calls.
     fn short_query_configs(inv: &Invocation) -> Vec<AttentionFwdConfig> {
@@ -155,9 +156,22 @@ impl AttentionFwdOp {
         ) else {
             return Vec::new();
         };
-        let block_q = if sq <= 16 { 16 } else { 64 };
+        // Where a GQA group's queries fit one block, the launcher packs them into one cube
+        // per KV head (see `MmaParams::packed`): 16 rows, or 64 when 16 are too few.
+        let hkv = sig.size("kv_heads").unwrap_or(h).max(1);
+        let group = h / hkv;
+        let block_q = if sq * group <= 16 || (sq <= 16 && sq * group > 64) {
+            16
+        } else {
+            64
+        };
         let base = AttentionFwdConfig::new(Variant::Mma, block_q, 64);
-        let cubes = sq.div_ceil(block_q as usize) * b * h;
+        let packed = group > 1 && sq * group <= block_q as usize;
+        let cubes = if packed {
+            b * hkv
+        } else {
+            sq.div_ceil(block_q as usize) * b * h
+        };
         // One-plane cubes are small: an SM holds several times as many.
         let target = if block_q == 16 { 4 } else { 1 } * SPLIT_TARGET_CUBES;
         let by_cubes = target.div_ceil(cubes.max(1));
@@ -312,11 +326,22 @@ mod tests {
         })
     }
 
+    /// A call with four query heads per KV head.
     fn call(batch: usize, heads: usize, seq_q: usize, seq_kv: usize) -> Invocation {
+        call_kv(batch, heads, heads / 4, seq_q, seq_kv)
+    }
+
+    fn call_kv(
+        batch: usize,
+        heads: usize,
+        kv_heads: usize,
+        seq_q: usize,
+        seq_kv: usize,
+    ) -> Invocation {
         let sig = Signature::new()
             .with("batch", batch)
             .with("heads", heads)
-            .with("kv_heads", heads / 4)
+            .with("kv_heads", kv_heads)
             .with("seq_q", seq_q)
             .with("seq_kv", seq_kv)
             .with("head_dim", 128usize)
@@ -336,7 +361,8 @@ mod tests {
     #[test]
     fn decoding_gets_one_plane_per_16_rows_and_split_keys_when_cubes_are_few() {
         let op = h100();
-        // One query, 32 heads, a 32k cache: 32 one-plane cubes unsplit, so the most parts.
+        // One query, 32 heads in 8 groups, a 32k cache: 8 packed one-plane cubes unsplit,
+        // so the most parts.
         let inv = call(1, 32, 1, 32_768);
         let c = op.heuristic(&inv).unwrap();
         assert_eq!((c.variant, c.block_q, c.splits), (Variant::Mma, 16, 32));
@@ -344,9 +370,18 @@ mod tests {
         assert!(cands.contains(&AttentionFwdConfig::new(Variant::Mma, 16, 64)));
         assert!(cands.iter().any(|c| c.splits == 16));
         assert!(cands.iter().all(|c| op.check(&inv, c).is_ok()));
-        // 16 sequences: 512 one-plane cubes, four parts make 2048.
-        let c = op.heuristic(&call(16, 32, 1, 8192)).unwrap();
+        // 16 sequences without GQA: 512 one-plane cubes, four parts make 2048.
+        let c = op.heuristic(&call_kv(16, 32, 32, 1, 8192)).unwrap();
         assert_eq!((c.block_q, c.splits), (16, 4));
+        // With GQA 4 the launcher packs each group into one cube: 128 cubes, 16 parts.
+        let c = op.heuristic(&call(16, 32, 1, 8192)).unwrap();
+        assert_eq!((c.block_q, c.splits), (16, 16));
+        // Eight queries of a group of four (32 rows) pack into four-plane blocks.
+        let c = op.heuristic(&call(16, 32, 8, 8192)).unwrap();
+        assert_eq!((c.block_q, c.splits), (64, 4));
+        // Without GQA the same eight queries keep one-plane blocks.
+        let c = op.heuristic(&call_kv(16, 32, 32, 8, 8192)).unwrap();
+        assert_eq!(c.block_q, 16);
         // 64 query rows per cube where Sq > 16: 8 cubes, 64 parts would be 512.
         let c = op.heuristic(&call(1, 8, 64, 65_536)).unwrap();
         assert_eq!((c.block_q, c.splits), (64, 32));

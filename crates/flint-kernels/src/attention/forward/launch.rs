@@ -160,6 +160,18 @@ fn launch_with<R: Runtime>(
             } else {
                 1
             };
+            // GQA packing: when a whole group's queries fit one block, one cube per KV head
+            // serves them all, reading each K and V tile once instead of once per query head.
+            let group = problem.heads / problem.kv_heads.max(1);
+            let packed = wide && group > 1 && problem.seq_q * group <= c.block_q as usize;
+            let (q_blocks, bh) = if packed {
+                (
+                    1,
+                    to_u32(problem.batch * problem.kv_heads, "batch x kv heads")?,
+                )
+            } else {
+                (q_blocks, bh)
+            };
             // Causal work grows with the query block: launch every head's heavy blocks
             // first. Otherwise neighbouring cubes share a head, and its K and V in L2.
             let heads_major = causal_order(problem) && q_blocks <= MAX_GRID_Y;
@@ -185,6 +197,7 @@ fn launch_with<R: Runtime>(
                 has_bias: problem.has_bias,
                 has_softcap: problem.softcap.is_some(),
                 has_dropout: problem.dropout.is_some(),
+                packed,
                 raw_max: !problem.has_bias && problem.softcap.is_none() && problem.scale > 0.0,
                 heads_major,
             };

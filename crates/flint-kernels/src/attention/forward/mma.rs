@@ -61,6 +61,11 @@ pub struct MmaParams {
     /// multiply-add per score): only without softcap and bias, and with a positive scale, so
     /// that the maximum of the raw scores is the maximum of the scaled ones.
     pub raw_max: bool,
+    /// GQA packing (short queries): the cube serves one KV head and every query head of
+    /// its group, cube row `r` being query `r % Sq` of the group's head `r / Sq`, so that
+    /// each K and V tile is read once for the whole group. The grid's heads are `B·Hkv`
+    /// and one block covers `group · Sq <= block_q` rows; needs 16-byte reads.
+    pub packed: bool,
     /// Split-K: cube `z` sees keys `[z·split_keys, (z + 1)·split_keys)` only and writes its
     /// normalised output and LSE at batch `z·B + b` of `out` and `lse`, for
     /// `attention_fwd_combine` to merge.
@@ -137,9 +142,16 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
     // the heaviest cubes first leaves light ones for the tail of the grid.
     let order = block_and_head(p.heads_major, true);
     let bh = order[1];
-    let b = bh / heads;
-    let h = bh % heads;
-    let kvh = h / s.group;
+    let mut b = bh / heads;
+    let mut h = bh % heads;
+    let mut kvh = h / s.group;
+    if comptime!(p.packed) {
+        // `bh` counts (batch, KV head); `h` is the group's first query head.
+        let kv_heads = heads / s.group;
+        b = bh / kv_heads;
+        kvh = bh % kv_heads;
+        h = kvh * s.group;
+    }
     let lane = UNIT_POS_X;
     let plane = UNIT_POS_Y;
     let tid = plane * 32 + lane;
@@ -148,6 +160,20 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
     let t = lane % 4;
     // Row of tile mi, half r (0: row g, 1: row g + 8): plane_first + 16·mi + 8·r.
     let plane_first = q_first + plane * plane_rows + g;
+
+    // Packed rows: each lane's query position and head per row (2·mi + r); rows past the
+    // group get position Sq, which every `row < seq_q` test then rejects.
+    let mut row_s = Array::<u32>::new(comptime!((mt * 2) as usize));
+    let mut row_h = Array::<u32>::new(comptime!((mt * 2) as usize));
+    if comptime!(p.packed) {
+        #[unroll]
+        for i in 0..comptime!(mt * 2) {
+            let rr = plane * plane_rows + comptime!((i / 2) * 16 + (i % 2) * 8) + g;
+            let gq = rr / seq_q;
+            row_s[i as usize] = select(gq < s.group, rr % seq_q, seq_q);
+            row_h[i as usize] = h + min(gq, s.group - 1);
+        }
+    }
 
     // Bottom-right alignment, as Burn's causal mask: query i sees key i + Sk - Sq.
     let offset = seq_kv as i32 - seq_q as i32;
@@ -215,19 +241,35 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
     let mut parity = 0u32;
     if pipelined {
         if kv_lo < kv_hi {
-            stage_async::<E, N>(
-                q,
-                q_base,
-                q_first as i32,
-                seq_q,
-                &mut q_s,
-                0u32,
-                block_q,
-                p.head_dim,
-                ld_k,
-                units,
-                tid,
-            );
+            if comptime!(p.packed) {
+                stage_packed_async::<E, N>(
+                    q,
+                    b as usize * q.stride(0),
+                    h,
+                    seq_q,
+                    seq_q * s.group,
+                    &mut q_s,
+                    block_q,
+                    p.head_dim,
+                    ld_k,
+                    units,
+                    tid,
+                );
+            } else {
+                stage_async::<E, N>(
+                    q,
+                    q_base,
+                    q_first as i32,
+                    seq_q,
+                    &mut q_s,
+                    0u32,
+                    block_q,
+                    p.head_dim,
+                    ld_k,
+                    units,
+                    tid,
+                );
+            }
             stage_async::<E, N>(
                 k, k_base, kv_lo, seq_kv, &mut k_s, 0u32, p.block_kv, p.head_dim, ld_k, units, tid,
             );
@@ -382,7 +424,12 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                 for j in 0..s_tiles {
                     #[unroll]
                     for r in 0..2u32 {
-                        let row = plane_first + mi * 16 + r * 8;
+                        let mut row = plane_first + mi * 16 + r * 8;
+                        let mut hh = h;
+                        if comptime!(p.packed) {
+                            row = row_s[(mi * 2 + r) as usize];
+                            hh = row_h[(mi * 2 + r) as usize];
+                        }
                         let at = ((mi * s_tiles + j) * 2 + r) as usize;
                         let mut pair = s_acc[at];
                         #[unroll]
@@ -397,7 +444,7 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                                 let mut bv = f32::new(NO_MAX);
                                 if inside {
                                     bv = bias[b as usize * s.bias_stride_b as usize
-                                        + h as usize * s.bias_stride_h as usize
+                                        + hh as usize * s.bias_stride_h as usize
                                         + row as usize * bias.stride(2)
                                         + key as usize * bias.stride(3)];
                                 }
@@ -421,7 +468,10 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                 for j in 0..s_tiles {
                     #[unroll]
                     for r in 0..2u32 {
-                        let row = plane_first + mi * 16 + r * 8;
+                        let mut row = plane_first + mi * 16 + r * 8;
+                        if comptime!(p.packed) {
+                            row = row_s[(mi * 2 + r) as usize];
+                        }
                         let at = ((mi * s_tiles + j) * 2 + r) as usize;
                         let mut pair = s_acc[at];
                         #[unroll]
@@ -451,7 +501,12 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
         for mi in 0..mt {
             #[unroll]
             for r in 0..2u32 {
-                let row = plane_first + mi * 16 + r * 8;
+                let mut row = plane_first + mi * 16 + r * 8;
+                let mut bh_row = bh;
+                if comptime!(p.packed) {
+                    row = row_s[(mi * 2 + r) as usize];
+                    bh_row = b * heads + row_h[(mi * 2 + r) as usize];
+                }
                 let mut mx = s.neg_inf;
                 #[unroll]
                 for j in 0..s_tiles {
@@ -493,7 +548,7 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                         sum += prob;
                         if p.has_dropout {
                             let key = (start + (j * 8 + t * 2 + c) as i32) as u32;
-                            let u = uniform_cube(s.seed, bh, row, key);
+                            let u = uniform_cube(s.seed, bh_row, row, key);
                             prob = select(u >= s.dropout_p, prob * keep_scale, 0.0f32);
                         }
                         pair[c as usize] = prob;
@@ -570,7 +625,12 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
     for mi in 0..mt {
         #[unroll]
         for r in 0..2u32 {
-            let row = plane_first + mi * 16 + r * 8;
+            let mut row = plane_first + mi * 16 + r * 8;
+            let mut hh = h;
+            if comptime!(p.packed) {
+                row = row_s[(mi * 2 + r) as usize];
+                hh = row_h[(mi * 2 + r) as usize];
+            }
             let mut l = l_run[(mi * 2 + r) as usize];
             l += plane_shuffle_xor(l, 1u32);
             l += plane_shuffle_xor(l, 2u32);
@@ -583,7 +643,7 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                 // (a NaN score) fails the test and stays NaN through both.
                 let inv = select(l == 0.0f32, 0.0f32, 1.0f32 / l);
                 let o_base = out_b as usize * out.stride(0)
-                    + h as usize * out.stride(1)
+                    + hh as usize * out.stride(1)
                     + row as usize * out.stride(2);
                 #[unroll]
                 for i in 0..o_tiles {
@@ -595,7 +655,7 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                 }
                 if t == 0 {
                     let at = out_b as usize * lse.stride(0)
-                        + h as usize * lse.stride(1)
+                        + hh as usize * lse.stride(1)
                         + row as usize * lse.stride(2);
                     lse[at] = select(l == 0.0f32, s.neg_inf, m + l.ln());
                 }
@@ -746,6 +806,48 @@ pub(crate) fn stage_async<E: Float, N: Size>(
             );
             idx += units;
         }
+    }
+}
+
+/// [`stage_async`] for packed GQA rows: tile row `r` is query `r % seq` of head
+/// `h0 + r / seq` (of the batch at element `batch_base`); rows at or past `group_rows` are
+/// zero-filled. Runs once per cube, so plain division is fine.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn stage_packed_async<E: Float, N: Size>(
+    src: &Tensor<Vector<E, N>>,
+    batch_base: usize,
+    h0: u32,
+    seq: u32,
+    group_rows: u32,
+    tile: &mut SharedMemory<Vector<E, N>>,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+    #[comptime] ld: u32,
+    #[comptime] units: u32,
+    tid: u32,
+) {
+    let per_row = comptime!(width / 8);
+    let total = comptime!(rows * width / 8);
+    let mut idx = tid;
+    while idx < total {
+        let r = idx / per_row;
+        let c = idx % per_row;
+        let inside = r < group_rows;
+        let rr = select(inside, r, 0u32);
+        let at = (batch_base
+            + (h0 + rr / seq) as usize * src.stride(1)
+            + (rr % seq) as usize * src.stride(2))
+            / 8
+            + c as usize;
+        let len = select(inside, 1usize, 0usize);
+        let to = (r * (ld / 8) + c) as usize;
+        copy_async_checked(
+            &src.slice(at, at + len),
+            &mut tile.slice_mut(to, to + 1),
+            comptime!(8u32),
+        );
+        idx += units;
     }
 }
 
