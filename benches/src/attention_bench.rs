@@ -14,7 +14,7 @@
 //!
 //! ```text
 //! cargo run --release -p flint-benches --features cuda --bin attention_bench -- \
-//!     [--workloads] [--dims 128 --seqs 1024,4096] [--dtype bf16|f16|f32] [--no-burn] \
+//!     [--workloads | --workload LABEL] [--dims 128 --seqs 1024,4096] [--dtype bf16|f16|f32] [--no-burn] \
 //!     [--csv out.csv] [--svg out.svg --reference sdpa.txt] [--iters 5] [--bwd]
 //!     [--bwd-configs] [--fwd-configs] [--overhead] [--wgpu] [--no-kernel-cache]
 //! ```
@@ -59,6 +59,8 @@ pub struct Args {
     pub seqs: Vec<usize>,
     /// Time the manifest's workloads instead of the grid.
     pub workloads: bool,
+    /// With `workloads`, only those whose label contains this (`--workload decode`).
+    pub workload: Option<String>,
     /// Element type of q, k, v.
     pub dtype: DType,
     /// Grid tokens per call (batch = tokens / seq).
@@ -67,7 +69,7 @@ pub struct Args {
     pub hidden: usize,
     /// Also time Burn's own attention.
     pub burn: bool,
-    /// Timed runs per row (the median is reported).
+    /// Back-to-back calls per timing round (the median round is reported).
     pub iters: usize,
     /// Write every row as CSV here.
     pub csv: Option<PathBuf>,
@@ -97,6 +99,7 @@ impl Default for Args {
             dims: vec![128],
             seqs: vec![1024, 4096],
             workloads: false,
+            workload: None,
             dtype: DType::BF16,
             tokens: 16384,
             hidden: 2048,
@@ -161,6 +164,10 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
             "--dims" => a.dims = list(&value()?)?,
             "--seqs" => a.seqs = list(&value()?)?,
             "--workloads" => a.workloads = true,
+            "--workload" => {
+                a.workloads = true;
+                a.workload = Some(value()?);
+            }
             "--tokens" => a.tokens = value()?.parse().map_err(|_| "bad --tokens")?,
             "--hidden" => a.hidden = value()?.parse().map_err(|_| "bad --hidden")?,
             "--iters" => a.iters = value()?.parse().map_err(|_| "bad --iters")?,
@@ -282,7 +289,11 @@ fn workloads(a: &Args) -> Result<Vec<Workload>, String> {
         } else {
             "attention_fwd"
         };
-        return manifest_workloads(None, op);
+        let mut list = manifest_workloads(None, op)?;
+        if let Some(only) = &a.workload {
+            list.retain(|w| w.label.contains(only.as_str()));
+        }
+        return Ok(list);
     }
     let entry = manifest_entry(None, "attention_fwd")?;
     let mut out = Vec::new();
@@ -324,8 +335,11 @@ fn bwd_op() -> flint_kernels::attention::AttentionBwdOp {
     })
 }
 
-/// Median milliseconds of `iters` synced runs of any `f`, after a first run, and the first
-/// run's milliseconds.
+/// Milliseconds per call of `f`: the median over [`TIMING_ROUNDS`] rounds of `iters`
+/// back-to-back calls, each round ended by one sync, after a first synced run; and the first
+/// run's milliseconds. Back to back, as SDPA's `do_bench` times its launches, so that the
+/// ratios compare device time rather than a host round trip per call (which weighs on
+/// sub-millisecond calls such as decoding). A round's outputs stay alive until its sync.
 fn time_any<B: Backend, T>(
     device: &B::Device,
     iters: usize,
@@ -335,18 +349,23 @@ fn time_any<B: Backend, T>(
     let _ = f();
     let _ = B::sync(device);
     let first = started.elapsed().as_secs_f64() * 1e3;
-    let mut ms: Vec<f64> = (0..iters.max(1))
+    let n = iters.max(1);
+    let mut ms: Vec<f64> = (0..TIMING_ROUNDS)
         .map(|_| {
             let started = Instant::now();
-            let out = f();
+            let outs: Vec<T> = (0..n).map(|_| f()).collect();
             let _ = B::sync(device);
-            drop(out);
-            started.elapsed().as_secs_f64() * 1e3
+            let elapsed = started.elapsed().as_secs_f64() * 1e3 / n as f64;
+            drop(outs);
+            elapsed
         })
         .collect();
     ms.sort_by(f64::total_cmp);
     (ms[ms.len() / 2], first)
 }
+
+/// Rounds [`time_any`] takes the median of.
+const TIMING_ROUNDS: usize = 3;
 
 /// Device memory the pool holds, in GiB, where the backend can tell.
 type MemProbe<'a> = &'a dyn Fn(bool) -> Option<f64>;
@@ -488,8 +507,8 @@ where
     csv
 }
 
-/// Median milliseconds of `iters` synced runs of `f`, after one first run (which compiles
-/// and, for flint on a cache miss, tunes), and the first run's milliseconds.
+/// [`time_any`] for calls that return a tensor: milliseconds per call, and the first run's
+/// milliseconds (which compiles and, for flint on a cache miss, tunes).
 fn time<B: Backend>(
     device: &B::Device,
     iters: usize,

@@ -34,7 +34,7 @@ pub struct AttentionFwdConfig {
 }
 
 /// The most parts a forward may split its keys into.
-pub const MAX_SPLITS: u32 = 32;
+pub const MAX_SPLITS: u32 = 128;
 
 fn one_split() -> u32 {
     1

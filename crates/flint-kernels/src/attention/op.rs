@@ -365,10 +365,10 @@ mod tests {
         // so the most parts.
         let inv = call(1, 32, 1, 32_768);
         let c = op.heuristic(&inv).unwrap();
-        assert_eq!((c.variant, c.block_q, c.splits), (Variant::Mma, 16, 32));
+        assert_eq!((c.variant, c.block_q, c.splits), (Variant::Mma, 16, 128));
         let cands = op.candidates(&inv);
         assert!(cands.contains(&AttentionFwdConfig::new(Variant::Mma, 16, 64)));
-        assert!(cands.iter().any(|c| c.splits == 16));
+        assert!(cands.iter().any(|c| c.splits == 64));
         assert!(cands.iter().all(|c| op.check(&inv, c).is_ok()));
         // 16 sequences without GQA: 512 one-plane cubes, four parts make 2048.
         let c = op.heuristic(&call_kv(16, 32, 32, 1, 8192)).unwrap();
@@ -382,9 +382,9 @@ mod tests {
         // Without GQA the same eight queries keep one-plane blocks.
         let c = op.heuristic(&call_kv(16, 32, 32, 8, 8192)).unwrap();
         assert_eq!(c.block_q, 16);
-        // 64 query rows per cube where Sq > 16: 8 cubes, 64 parts would be 512.
+        // 64 query rows per cube where Sq > 16: 8 cubes, 64 parts make 512.
         let c = op.heuristic(&call(1, 8, 64, 65_536)).unwrap();
-        assert_eq!((c.block_q, c.splits), (64, 32));
+        assert_eq!((c.block_q, c.splits), (64, 64));
         // A short cache cannot be split into parts of four tiles.
         let c = op.heuristic(&call(1, 32, 1, 256)).unwrap();
         assert_eq!((c.block_q, c.splits), (16, 1));
@@ -449,13 +449,13 @@ mod tests {
                 .contains("splits 0")
         );
         assert!(
-            op.check(&inv, &with(Variant::Mma, 33))
+            op.check(&inv, &with(Variant::Mma, MAX_SPLITS + 1))
                 .unwrap_err()
-                .contains("splits 33")
+                .contains(&format!("splits {}", MAX_SPLITS + 1))
         );
         let e = op.check(&inv, &with(Variant::Portable, 2)).unwrap_err();
         assert!(e.contains("needs the mma variant"), "{e}");
-        assert!(op.check(&inv, &with(Variant::Mma, 32)).is_ok());
+        assert!(op.check(&inv, &with(Variant::Mma, MAX_SPLITS)).is_ok());
         let e = op
             .check(&inv, &AttentionFwdConfig::new(Variant::Mma, 32, 64))
             .unwrap_err();

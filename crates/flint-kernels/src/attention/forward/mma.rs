@@ -141,17 +141,24 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
     // Last query blocks first: under a causal mask they see the most keys, and starting
     // the heaviest cubes first leaves light ones for the tail of the grid.
     let order = block_and_head(p.heads_major, true);
-    let bh = order[1];
-    let mut b = bh / heads;
-    let mut h = bh % heads;
+    let grid_bh = order[1];
+    let kv_heads = heads / s.group;
+    let mut b = grid_bh / heads;
+    // With GQA the grid walks KV heads fastest (grid head i is query head
+    // (i % Hkv)·group + i / Hkv), so that the cubes running at once read different K and V, as
+    // with MHA, rather than a whole group's cubes contending for the same lines; the
+    // group's other heads follow while its K and V are still in L2. The identity without GQA.
+    let hi = grid_bh % heads;
+    let mut h = (hi % kv_heads) * s.group + hi / kv_heads;
     let mut kvh = h / s.group;
     if comptime!(p.packed) {
-        // `bh` counts (batch, KV head); `h` is the group's first query head.
-        let kv_heads = heads / s.group;
-        b = bh / kv_heads;
-        kvh = bh % kv_heads;
+        // The grid counts (batch, KV head); `h` is the group's first query head.
+        b = grid_bh / kv_heads;
+        kvh = grid_bh % kv_heads;
         h = kvh * s.group;
     }
+    // The logical (batch, head), which dropout's random stream is keyed on.
+    let bh = b * heads + h;
     let lane = UNIT_POS_X;
     let plane = UNIT_POS_Y;
     let tid = plane * 32 + lane;
