@@ -772,7 +772,7 @@ pub(crate) fn stage_async<E: Float, N: Size>(
 ) {
     let per_row = comptime!(width / 8);
     let total = comptime!(rows * width / 8);
-    if comptime!(total % units == 0 && units % per_row == 0) {
+    if comptime!(total.is_multiple_of(units) && units.is_multiple_of(per_row)) {
         // Each lane copies one column of rows r0, r0 + step, ...: unrolled, with the row
         // strides as constants and the tensor's row stride read once.
         let step = comptime!(units / per_row);
