@@ -98,6 +98,30 @@ pub(crate) fn block_and_head(
     out
 }
 
+/// The query row and head of a lane's row in tile `mi`, half `r`: `plane_first + 16·mi +
+/// 8·r` and the cube's head `h`, or with `packed` the row's own (`row_s`, `row_h`).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn row_head(
+    plane_first: u32,
+    h: u32,
+    row_s: &Array<u32>,
+    row_h: &Array<u32>,
+    #[comptime] mi: u32,
+    #[comptime] r: u32,
+    #[comptime] packed: bool,
+) -> Array<u32> {
+    let mut out = Array::<u32>::new(2usize);
+    if comptime!(packed) {
+        out[0] = row_s[(mi * 2 + r) as usize];
+        out[1] = row_h[(mi * 2 + r) as usize];
+    } else {
+        out[0] = plane_first + mi * 16 + r * 8;
+        out[1] = h;
+    }
+    out
+}
+
 /// Cube `pos` of `count` counted from the end (a function, so that the host-side copy of
 /// the kernel does not constant-fold the built-ins' placeholder values into an overflow).
 #[cube]
@@ -157,8 +181,6 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
         kvh = grid_bh % kv_heads;
         h = kvh * s.group;
     }
-    // The logical (batch, head), which dropout's random stream is keyed on.
-    let bh = b * heads + h;
     let lane = UNIT_POS_X;
     let plane = UNIT_POS_Y;
     let tid = plane * 32 + lane;
@@ -431,12 +453,8 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                 for j in 0..s_tiles {
                     #[unroll]
                     for r in 0..2u32 {
-                        let mut row = plane_first + mi * 16 + r * 8;
-                        let mut hh = h;
-                        if comptime!(p.packed) {
-                            row = row_s[(mi * 2 + r) as usize];
-                            hh = row_h[(mi * 2 + r) as usize];
-                        }
+                        let rh = row_head(plane_first, h, &row_s, &row_h, mi, r, p.packed);
+                        let (row, hh) = (rh[0], rh[1]);
                         let at = ((mi * s_tiles + j) * 2 + r) as usize;
                         let mut pair = s_acc[at];
                         #[unroll]
@@ -475,10 +493,7 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                 for j in 0..s_tiles {
                     #[unroll]
                     for r in 0..2u32 {
-                        let mut row = plane_first + mi * 16 + r * 8;
-                        if comptime!(p.packed) {
-                            row = row_s[(mi * 2 + r) as usize];
-                        }
+                        let row = row_head(plane_first, h, &row_s, &row_h, mi, r, p.packed)[0];
                         let at = ((mi * s_tiles + j) * 2 + r) as usize;
                         let mut pair = s_acc[at];
                         #[unroll]
@@ -508,12 +523,10 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
         for mi in 0..mt {
             #[unroll]
             for r in 0..2u32 {
-                let mut row = plane_first + mi * 16 + r * 8;
-                let mut bh_row = bh;
-                if comptime!(p.packed) {
-                    row = row_s[(mi * 2 + r) as usize];
-                    bh_row = b * heads + row_h[(mi * 2 + r) as usize];
-                }
+                let rh = row_head(plane_first, h, &row_s, &row_h, mi, r, p.packed);
+                let row = rh[0];
+                // The logical (batch, head) of the row, which dropout's stream is keyed on.
+                let bh_row = b * heads + rh[1];
                 let mut mx = s.neg_inf;
                 #[unroll]
                 for j in 0..s_tiles {
@@ -632,12 +645,8 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
     for mi in 0..mt {
         #[unroll]
         for r in 0..2u32 {
-            let mut row = plane_first + mi * 16 + r * 8;
-            let mut hh = h;
-            if comptime!(p.packed) {
-                row = row_s[(mi * 2 + r) as usize];
-                hh = row_h[(mi * 2 + r) as usize];
-            }
+            let rh = row_head(plane_first, h, &row_s, &row_h, mi, r, p.packed);
+            let (row, hh) = (rh[0], rh[1]);
             let mut l = l_run[(mi * 2 + r) as usize];
             l += plane_shuffle_xor(l, 1u32);
             l += plane_shuffle_xor(l, 2u32);
@@ -787,13 +796,8 @@ pub(crate) fn stage_async<E: Float, N: Size>(
             let inside = row < seq as i32;
             // A row past the end reads nothing (length 0) from a valid address: row 0.
             let at = from + select(inside, row, 0i32) as usize * stride;
-            let len = select(inside, 1usize, 0usize);
             let to = (to0 + comptime!(i * step * (ld / 8))) as usize;
-            copy_async_checked(
-                &src.slice(at, at + len),
-                &mut tile.slice_mut(to, to + 1),
-                comptime!(8u32),
-            );
+            copy_chunk::<E, N>(src, at, inside, tile, to);
         }
     } else {
         let mut idx = tid;
@@ -804,16 +808,29 @@ pub(crate) fn stage_async<E: Float, N: Size>(
             let inside = row < seq as i32;
             // A row past the end reads nothing (length 0) from a valid address: row 0.
             let at = (base + select(inside, row, 0i32) as usize * src.stride(2)) / 8 + c as usize;
-            let len = select(inside, 1usize, 0usize);
             let to = ((row0 + r) * (ld / 8) + c) as usize;
-            copy_async_checked(
-                &src.slice(at, at + len),
-                &mut tile.slice_mut(to, to + 1),
-                comptime!(8u32),
-            );
+            copy_chunk::<E, N>(src, at, inside, tile, to);
             idx += units;
         }
     }
+}
+
+/// One 16-byte asynchronous copy of vector `at` of `src` into vector `to` of `tile`, or,
+/// where `inside` is false, a zero fill (a length-0 read from the valid address `at`).
+#[cube]
+fn copy_chunk<E: Float, N: Size>(
+    src: &Tensor<Vector<E, N>>,
+    at: usize,
+    inside: bool,
+    tile: &mut SharedMemory<Vector<E, N>>,
+    to: usize,
+) {
+    let len = select(inside, 1usize, 0usize);
+    copy_async_checked(
+        &src.slice(at, at + len),
+        &mut tile.slice_mut(to, to + 1),
+        comptime!(8u32),
+    );
 }
 
 /// [`stage_async`] for packed GQA rows: tile row `r` is query `r % seq` of head
@@ -847,13 +864,8 @@ pub(crate) fn stage_packed_async<E: Float, N: Size>(
             + (rr % seq) as usize * src.stride(2))
             / 8
             + c as usize;
-        let len = select(inside, 1usize, 0usize);
         let to = (r * (ld / 8) + c) as usize;
-        copy_async_checked(
-            &src.slice(at, at + len),
-            &mut tile.slice_mut(to, to + 1),
-            comptime!(8u32),
-        );
+        copy_chunk::<E, N>(src, at, inside, tile, to);
         idx += units;
     }
 }
