@@ -74,6 +74,50 @@ fn visible_mma(
     ok
 }
 
+/// Sets the exponent arguments in `acc` (`tiles` 8-column tiles of a plane's 16 rows, in
+/// accumulator layout) to [`NO_MAX`] where the key is not visible from the query. The rows
+/// are `first + 8·r (+ g)` as passed in `first`, the columns `start + 8·j + 2·t + c`; with
+/// `rows_are_keys` the rows are keys and the columns queries (dK/dV), else the reverse (dQ).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn mask_pass(
+    acc: &mut Array<Vector<f32, Pair>>,
+    #[comptime] tiles: u32,
+    first: u32,
+    start: i32,
+    t: u32,
+    row_end: i32,
+    key_end: i32,
+    offset: i32,
+    s: &PortableScalars,
+    #[comptime] rows_are_keys: bool,
+    #[comptime] has_left: bool,
+    #[comptime] has_right: bool,
+) {
+    #[unroll]
+    for j in 0..tiles {
+        #[unroll]
+        for r in 0..2u32 {
+            let fixed = (first + r * 8) as i32;
+            let at = (j * 2 + r) as usize;
+            let mut v = acc[at];
+            #[unroll]
+            for c in 0..2u32 {
+                let moving = start + (j * 8 + t * 2 + c) as i32;
+                let mut row = fixed;
+                let mut key = moving;
+                if comptime!(rows_are_keys) {
+                    row = moving;
+                    key = fixed;
+                }
+                let ok = visible_mma(row, key, row_end, key_end, offset, s, has_left, has_right);
+                v[c as usize] = select(ok, v[c as usize], f32::new(NO_MAX));
+            }
+            acc[at] = v;
+        }
+    }
+}
+
 /// `acc[tiles] = A(rows from `a_row0` of `a_s`) · B(rows from `b_row0` of `b_s`)ᵀ` over a contraction of
 /// `depth` (row-major tiles with row stride `ld`): the plane's 16 rows against `n_tiles`·8
 /// rows of `b_s`, accumulated from zero.
@@ -431,31 +475,21 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size>(
             }
         }
         if needs_mask {
-            #[unroll]
-            for j in 0..q_tiles {
-                #[unroll]
-                for r in 0..2u32 {
-                    let key = (plane_key + r * 8) as i32;
-                    let at = (j * 2 + r) as usize;
-                    let mut pv = st[at];
-                    #[unroll]
-                    for c in 0..2u32 {
-                        let row = start + (j * 8 + t * 2 + c) as i32;
-                        let ok = visible_mma(
-                            row,
-                            key,
-                            q_hi,
-                            seq_kv as i32,
-                            offset,
-                            s,
-                            p.has_left,
-                            p.has_right,
-                        );
-                        pv[c as usize] = select(ok, pv[c as usize], f32::new(NO_MAX));
-                    }
-                    st[at] = pv;
-                }
-            }
+            // Accumulator rows are keys, columns queries.
+            mask_pass(
+                &mut st,
+                q_tiles,
+                plane_key,
+                start,
+                t,
+                q_hi,
+                seq_kv as i32,
+                offset,
+                s,
+                true,
+                p.has_left,
+                p.has_right,
+            );
         }
         #[unroll]
         for j in 0..q_tiles {
@@ -757,31 +791,21 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
             }
         }
         if needs_mask {
-            #[unroll]
-            for j in 0..k_tiles {
-                #[unroll]
-                for r in 0..2u32 {
-                    let row = (plane_row + r * 8) as i32;
-                    let at = (j * 2 + r) as usize;
-                    let mut sv = sc[at];
-                    #[unroll]
-                    for c in 0..2u32 {
-                        let key = start + (j * 8 + t * 2 + c) as i32;
-                        let ok = visible_mma(
-                            row,
-                            key,
-                            seq_q as i32,
-                            kv_hi,
-                            offset,
-                            s,
-                            p.has_left,
-                            p.has_right,
-                        );
-                        sv[c as usize] = select(ok, sv[c as usize], f32::new(NO_MAX));
-                    }
-                    sc[at] = sv;
-                }
-            }
+            // Accumulator rows are queries, columns keys.
+            mask_pass(
+                &mut sc,
+                k_tiles,
+                plane_row,
+                start,
+                t,
+                seq_q as i32,
+                kv_hi,
+                offset,
+                s,
+                false,
+                p.has_left,
+                p.has_right,
+            );
         }
         #[unroll]
         for j in 0..k_tiles {
