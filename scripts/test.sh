@@ -19,6 +19,9 @@ if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "${XDG_RUNTIME_DIR}" ]; then
 fi
 # Tests pick the CPU adapter explicitly; this covers code that asks for the default device.
 export CUBECL_WGPU_DEFAULT_DEVICE="${CUBECL_WGPU_DEFAULT_DEVICE:-Cpu}"
+# A one-off run gains nothing from incremental state, which doubles the build folder's size
+# (a full disk once failed CI); a developer may still set it.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 # Never let a developer's real cache leak into (or out of) a test run.
 export FLINT_CACHE_DIR="${FLINT_CACHE_DIR:-$(mktemp -d)}"
 
