@@ -332,6 +332,7 @@ fn bwd_op() -> flint_kernels::attention::AttentionBwdOp {
         plane_ops: false,
         cmma: false,
         mma_16x8x16: Vec::new(),
+        atomic_add_f32x2: false,
     })
 }
 
@@ -449,11 +450,16 @@ where
         println!("# flint first fwd+bwd call {:.2} s", first / 1e3);
         row("flint", fwd, fb, mem(false));
         if a.bwd_configs {
-            for (bq, bkv) in [(64, 64), (32, 64), (64, 32), (32, 32)] {
-                let config = AttentionBwdConfig {
-                    variant: Variant::Mma,
-                    block_q: bq,
-                    block_kv: bkv,
+            let tilings = [(64, 64), (32, 64), (64, 32), (32, 32)]
+                .map(|(bq, bkv)| AttentionBwdConfig::new(Variant::Mma, bq, bkv));
+            let fused =
+                [64, 32].map(|bq| AttentionBwdConfig::new(Variant::Mma, bq, 64).with_fused_dq());
+            for config in tilings.into_iter().chain(fused) {
+                let (bq, bkv) = (config.block_q, config.block_kv);
+                let name = if config.fused_dq {
+                    format!("flint-mma{bq}-fused")
+                } else {
+                    format!("flint-mma{bq}x{bkv}")
                 };
                 let _forced = flint::overlay(Overlay::new().set(&bwd_op(), config));
                 let (fb, _) = time_any::<B, _>(device, a.iters, || {
@@ -461,7 +467,7 @@ where
                     let grads = (out * dout.clone()).sum().backward();
                     q.grad(&grads)
                 });
-                row(&format!("flint-mma{bq}x{bkv}"), fwd, fb, None);
+                row(&name, fwd, fb, None);
             }
         }
         let scores = (w.b * w.h * w.sq * w.sk) as f64 * 4.0;

@@ -349,11 +349,7 @@ fn gradients_match_finite_differences_on_gpu() {
     ];
     for tiles in forced {
         let _guard = tiles.map(|(block_q, block_kv)| {
-            let c = AttentionBwdConfig {
-                variant: Variant::Portable,
-                block_q,
-                block_kv,
-            };
+            let c = AttentionBwdConfig::new(Variant::Portable, block_q, block_kv);
             overlay(Overlay::new().set(&op, c))
         });
         finite_differences(tiles);
@@ -498,11 +494,8 @@ fn half_precision_gradients_match_reference_on_gpu() {
     #[cfg(not(feature = "cuda"))]
     let client = cubecl::wgpu::WgpuRuntime::client(&device);
     let op = AttentionBwdOp::new(DeviceLimits::of(&client));
-    let config = |variant, block_q, block_kv| AttentionBwdConfig {
-        variant,
-        block_q,
-        block_kv,
-    };
+    let fused_ok = DeviceLimits::of(&client).atomic_add_f32x2;
+    let config = AttentionBwdConfig::new;
     let started = std::time::Instant::now();
     for dtype in [FloatDType::BF16, FloatDType::F16] {
         let round = move |v: f64| match dtype {
@@ -517,8 +510,12 @@ fn half_precision_gradients_match_reference_on_gpu() {
             let plain = case.bias.is_none() && case.opts.softcap.is_none();
             let mut forced = vec![None, Some(config(Variant::Portable, 16, 16))];
             if plain {
+                // The two-kernel backward and, where the device has the atomics, the fused
+                // dQ at the narrower tiling (the selector's choice usually covers the other).
                 forced.push(Some(config(Variant::Mma, 64, 64)));
-                forced.push(Some(config(Variant::Mma, 32, 32)));
+                let fused = config(Variant::Mma, 32, 64).with_fused_dq();
+                let two_kernel = config(Variant::Mma, 32, 32);
+                forced.push(Some(if fused_ok { fused } else { two_kernel }));
             }
             for c in forced {
                 eprintln!("{dtype:?} {name} {c:?} at {:?}", started.elapsed());

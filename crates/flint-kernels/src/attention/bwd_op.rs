@@ -6,6 +6,7 @@ use flint_tune::{CallKey, Invocation, Op, OpSpec, SigValue};
 
 use super::op::{bucketed_key, fits, head_dims};
 use crate::DeviceLimits;
+use crate::attention::config::MMA_PLANES;
 use crate::attention::{AttentionBwdConfig, Variant};
 
 /// The attention backward (dQ, dK, dV and optionally the bias gradient) on one device.
@@ -59,11 +60,7 @@ impl AttentionBwdOp {
     fn configs(variant: Variant, pairs: &[(u32, u32)]) -> Vec<AttentionBwdConfig> {
         pairs
             .iter()
-            .map(|&(block_q, block_kv)| AttentionBwdConfig {
-                variant,
-                block_q,
-                block_kv,
-            })
+            .map(|&(block_q, block_kv)| AttentionBwdConfig::new(variant, block_q, block_kv))
             .collect()
     }
 
@@ -92,8 +89,8 @@ impl Op for AttentionBwdOp {
 
     fn version(&self) -> u32 {
         // 2: double-buffered tiles (twice the shared memory) change which tiling is
-        // fastest; re-tune.
-        2
+        // fastest; 3: the fused dQ joins the candidates. Re-tune.
+        3
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {
@@ -111,6 +108,11 @@ impl Op for AttentionBwdOp {
     fn candidates(&self, inv: &Invocation) -> Vec<AttentionBwdConfig> {
         // Small on purpose: first-use tuning compiles three kernels per candidate.
         let mut all = Self::configs(Variant::Mma, &[(64, 64), (32, 64), (64, 32), (32, 32)]);
+        all.extend(
+            Self::configs(Variant::Mma, &[(64, 64), (32, 64)])
+                .into_iter()
+                .map(AttentionBwdConfig::with_fused_dq),
+        );
         if self.mma_refusal(inv).is_some() {
             all = Self::configs(Variant::Portable, &[(16, 16), (32, 16), (16, 32), (8, 8)]);
         }
@@ -125,6 +127,24 @@ impl Op for AttentionBwdOp {
 
     fn check(&self, inv: &Invocation, c: &AttentionBwdConfig) -> Result<(), String> {
         let (d, dv) = head_dims(inv)?;
+        if c.fused_dq {
+            if c.variant != Variant::Mma {
+                return Err("fused_dq needs the MMA variant".into());
+            }
+            if !self.limits.atomic_add_f32x2 {
+                return Err("fused_dq needs two-element f32 atomic adds (CUDA sm90+)".into());
+            }
+            // Each plane takes a 16-query tile and a share of dQ's columns in whole
+            // 16-column steps.
+            let per_tile = MMA_PLANES as usize / (c.block_q as usize / 16).max(1);
+            if !(d / per_tile).is_multiple_of(16) {
+                return Err(format!(
+                    "fused_dq with block_q {} needs head_dim {d} to split into {per_tile} \
+                     multiples of 16",
+                    c.block_q
+                ));
+            }
+        }
         match c.variant {
             Variant::Portable => {
                 for (name, x) in [("block_q", c.block_q), ("block_kv", c.block_kv)] {

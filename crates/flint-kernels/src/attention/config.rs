@@ -96,9 +96,33 @@ pub struct AttentionBwdConfig {
     pub block_q: u32,
     /// Keys per cube (dK/dV) and per tile (dQ).
     pub block_kv: u32,
+    /// MMA only: the dK/dV kernel also computes dQ, adding each tile's share into an f32
+    /// accumulator through atomics (five matmuls per tile pair instead of seven; the sum
+    /// order, hence dQ's last bits, varies from run to run). `block_kv` is then unused.
+    /// False when absent from a stored config.
+    #[serde(default)]
+    pub fused_dq: bool,
 }
 
 impl AttentionBwdConfig {
+    /// A config of the two-kernel backward.
+    pub fn new(variant: Variant, block_q: u32, block_kv: u32) -> Self {
+        Self {
+            variant,
+            block_q,
+            block_kv,
+            fused_dq: false,
+        }
+    }
+
+    /// The same tiling with dQ fused into the dK/dV kernel (MMA only).
+    pub fn with_fused_dq(self) -> Self {
+        Self {
+            fused_dq: true,
+            ..self
+        }
+    }
+
     /// Shared memory per cube of the larger of the two kernels, all f32 in the portable
     /// variant. dK/dV: the block's K and V, their gradient accumulators, a Q and dO tile and
     /// the tile's LSE and delta. dQ: the block's Q, dO and dQ accumulator, a K and V tile.
@@ -119,6 +143,10 @@ impl AttentionBwdConfig {
             Variant::Mma => {
                 let rows = 16 * MMA_PLANES as usize;
                 let dkdv = 2 * (rows + 2 * bq) * (d + dv + 16) + 16 * bq;
+                if self.fused_dq {
+                    // Plus the tile's dSᵀ, rows padded by 8.
+                    return dkdv + 2 * rows * (bq + 8);
+                }
                 let dq = 2 * (rows + 2 * bkv) * (d + dv + 16);
                 dkdv.max(dq)
             }

@@ -4,6 +4,10 @@
 use cubecl::prelude::*;
 use flint_tune::{Choice, Invocation, Op, Selector};
 
+use cubecl::server::MemoryLayoutDescriptor;
+use cubecl::zspace::Shape;
+
+use super::dq_accum::{dq_accum_finish, dq_accum_zero};
 use super::mma::{BwdMmaParams, attention_bwd_dkdv_mma, attention_bwd_dq_mma};
 use super::portable::{BwdParams, attention_bwd_delta, attention_bwd_dkdv, attention_bwd_dq};
 use crate::attention::config::MMA_PLANES;
@@ -13,6 +17,9 @@ use crate::{CubeclBenchmark, DeviceLimits, KernelError, fingerprint};
 
 /// Units per cube of the delta kernel.
 const DELTA_UNITS: u32 = 64;
+
+/// Units per cube of the dQ accumulator's zeroing and finishing kernels.
+const ACCUM_UNITS: u32 = 256;
 
 /// The tensors of one backward launch. Any strides are honoured.
 pub struct AttentionBwdArgs<R: Runtime> {
@@ -239,7 +246,50 @@ fn launch_with<R: Runtime>(
                 vec: vec as u32,
                 out_vec: out_vec as u32,
                 heads_major,
+                fused_dq: c.fused_dq,
             };
+            // The fused dQ's f32 accumulator, zeroed (an untouched stand-in otherwise).
+            let acc_shape = if c.fused_dq {
+                [
+                    problem.batch,
+                    problem.heads,
+                    problem.seq_q,
+                    problem.head_dim,
+                ]
+            } else {
+                [1, 1, 1, 2]
+            };
+            let acc_len = to_u32(acc_shape.iter().product(), "dQ accumulator elements")?;
+            let acc = client
+                .empty_tensors(vec![MemoryLayoutDescriptor::contiguous(
+                    acc_shape.to_vec().into(),
+                    4,
+                )])
+                .into_iter()
+                .next()
+                .ok_or("no dQ accumulator was allocated")?;
+            // SAFETY: the layout was just allocated for exactly this shape.
+            let acc_arg = || unsafe {
+                TensorArg::<R>::from_raw_parts(
+                    acc.memory.clone(),
+                    acc.strides.clone(),
+                    Shape::from(acc_shape.to_vec()),
+                )
+            };
+            if c.fused_dq {
+                // SAFETY: one unit per 4 elements, guarded by the count (D is a multiple of
+                // 16 in the MMA variant, so 4 divides the length).
+                unsafe {
+                    dq_accum_zero::launch_unchecked::<R>(
+                        client,
+                        CubeCount::Static((acc_len / 4).div_ceil(ACCUM_UNITS), 1, 1),
+                        CubeDim::new_1d(ACCUM_UNITS),
+                        4,
+                        acc_arg(),
+                        acc_len / 4,
+                    );
+                }
+            }
             // SAFETY: the kernel guards each index against the shapes it is given (see
             // `crate::attention` on bounds); CubeCL's own checks would only repeat them.
             unsafe {
@@ -249,6 +299,7 @@ fn launch_with<R: Runtime>(
                     CubeDim::new_2d(32, MMA_PLANES),
                     vec,
                     out_vec,
+                    2,
                     a.q,
                     a.k,
                     a.v,
@@ -257,10 +308,27 @@ fn launch_with<R: Runtime>(
                     a.delta,
                     a.dk,
                     a.dv,
+                    acc_arg(),
                     scalars::<R>(problem, a.bias_strides, 0)?,
                     mma(c.block_q),
                     dtype,
                 );
+            }
+            if c.fused_dq {
+                let a = args();
+                // SAFETY: one unit per dQ element, guarded by dQ's shape; `acc` has that shape.
+                unsafe {
+                    dq_accum_finish::launch_unchecked::<R>(
+                        client,
+                        CubeCount::Static(acc_len.div_ceil(ACCUM_UNITS), 1, 1),
+                        CubeDim::new_1d(ACCUM_UNITS),
+                        acc_arg(),
+                        a.dq,
+                        problem.scale as f32,
+                        dtype,
+                    );
+                }
+                return Ok(());
             }
             let a = args();
             // SAFETY: the kernel guards each index against the shapes it is given (see

@@ -12,6 +12,11 @@
 //!   memory and dQ in registers, and walks the visible key tiles: `S = Q·Kᵀ`, `dP = dO·Vᵀ`,
 //!   `dS = P∘(dP − delta)`, `dQ += dS·K`.
 //!
+//! With `fused_dq` the dK/dV kernel also computes each tile's share of dQ (`dS·K` over its
+//! keys) and adds it to an f32 accumulator through atomics, as FlashAttention-2 does: five
+//! matmuls per tile pair instead of the two kernels' seven, at the price of atomic traffic
+//! and a result that is not bitwise repeatable (the sum order varies).
+//!
 //! Fragment layouts are those of the forward (see `forward/mma.rs`): lane `l` holds rows
 //! `l / 4` and `l / 4 + 8` of its plane's 16, and columns `2·(l % 4)` and the next one of each
 //! 8-column tile.
@@ -49,6 +54,9 @@ pub struct BwdMmaParams {
     /// The grid is `(B·heads, blocks)` rather than `(blocks, B·heads)`, so that the heavy
     /// blocks of every head start before the light ones (see `block_and_head`).
     pub heads_major: bool,
+    /// The dK/dV kernel adds dQ into an f32 accumulator (two-element atomics) and the dQ
+    /// kernel does not run.
+    pub fused_dq: bool,
 }
 
 /// Whether key `key` is visible from query `row` (`offset = Sk − Sq`), both in range.
@@ -234,15 +242,16 @@ fn product_acc_b<E: Float, N: Size>(
     }
 }
 
-/// dK and dV. Grid `(ceil(Sk / (16·planes)), B·Hkv)` or its transpose with `heads_major`,
-/// cube `(32, planes)`.
+/// dK and dV, and with `fused_dq` the unscaled dQ added into `dq_acc` (`[B, H, Sq, D]` f32,
+/// zeroed, read two elements at a time; any small tensor otherwise). Grid
+/// `(ceil(Sk / (16·planes)), B·Hkv)` or its transpose with `heads_major`, cube `(32, planes)`.
 // CubeCL emits the fast `__expf` only with all three flags; NaN still propagates through it.
 #[cube(
     launch_unchecked,
     fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf
 )]
 #[allow(clippy::too_many_arguments)]
-pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size>(
+pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
     q: &Tensor<Vector<E, N>>,
     k: &Tensor<Vector<E, N>>,
     v: &Tensor<Vector<E, N>>,
@@ -251,6 +260,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size>(
     delta: &Tensor<f32>,
     dk: &mut Tensor<Vector<E, NO>>,
     dv: &mut Tensor<Vector<E, NO>>,
+    dq_acc: &mut Tensor<Atomic<Vector<f32, NA>>>,
     s: &PortableScalars,
     #[comptime] p: BwdMmaParams,
     #[define(E)] _dtype: StorageType,
@@ -313,6 +323,12 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size>(
     );
     let mut lse_s = SharedMemory::<f32>::new(comptime!(2 * p.tile) as usize);
     let mut delta_s = SharedMemory::<f32>::new(comptime!(2 * p.tile) as usize);
+    // The tile's dSᵀ in `E` (rows keys, columns queries) for the fused dQ product.
+    let ld_ds = comptime!(p.tile + PAD);
+    let mut ds_s = SharedMemory::<Vector<E, Pair>>::new_aligned(
+        comptime!(if p.fused_dq { block_kv * ld_ds / 2 } else { 1 }) as usize,
+        16usize,
+    );
     let ready = Barrier::shared(units, tid == 0);
 
     let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
@@ -507,6 +523,11 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size>(
                 }
                 st[at] = pv;
                 dpt[at] = dsv;
+                if comptime!(p.fused_dq) {
+                    // Conflict-free: the 8 rows of a store are 4 banks apart, t picks within.
+                    let key_row = plane * 16 + g + r * 8;
+                    ds_s[((key_row * ld_ds + j * 8 + t * 2) / 2) as usize] = Vector::cast_from(dsv);
+                }
             }
         }
 
@@ -535,6 +556,13 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size>(
             lm_row,
             lm_mat,
         );
+        if comptime!(p.fused_dq) {
+            // Every plane's dSᵀ is stored; the next pass's first barrier guards its reuse.
+            sync_cube();
+            let h = kvh * s.group + n / per_head;
+            let row_base = b as usize * dq_acc.stride(0) + h as usize * dq_acc.stride(1);
+            dq_atomic::<E, N, NA>(&ds_s, &k_s, dq_acc, row_base, start, seq_q, plane, lane, p);
+        }
         n += 1;
     }
 
@@ -850,6 +878,108 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
                 pair[0] *= s.scale;
                 pair[1] *= s.scale;
                 write_pair::<E, NO>(dq, base + (i * 8 + t * 2) as usize, pair, p.out_vec);
+            }
+        }
+    }
+}
+
+/// Adds the tile's `dS·K` over the cube's keys into `dq_acc` (element offset `row_base` of
+/// the tile's head, rows `start..start + tile`), from `dSᵀ` in `ds_s` (rows keys, columns
+/// queries, row stride `tile + PAD`) and the cube's K in `k_s`. Plane `i` takes 16-query tile
+/// `i / per_m` and the `(i % per_m)`-th of `per_m` column ranges, in chunks of at most 64
+/// columns to bound its registers; A comes through the transposing `ldmatrix`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn dq_atomic<E: Float, N: Size, NA: Size>(
+    ds_s: &SharedMemory<Vector<E, Pair>>,
+    k_s: &SharedMemory<Vector<E, N>>,
+    dq_acc: &mut Tensor<Atomic<Vector<f32, NA>>>,
+    row_base: usize,
+    start: i32,
+    seq_q: u32,
+    plane: u32,
+    lane: u32,
+    #[comptime] p: BwdMmaParams,
+) {
+    let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
+    let vec = p.vec;
+    let frag = comptime!((8 / vec) as usize);
+    let m_tiles = comptime!(p.tile / 16);
+    let per_m = comptime!(p.planes / m_tiles);
+    let cols = comptime!(p.head_dim / per_m);
+    let chunk = comptime!(if cols > 64 { 64 } else { cols });
+    let n_tiles = comptime!(chunk / 8);
+    let ld_ds = comptime!(p.tile + PAD);
+    let ld_k = comptime!(p.head_dim + PAD);
+    let g = lane / 4;
+    let t = lane % 4;
+    let lm_row = lane % 8;
+    let lm_mat = lane / 8;
+    let mt = plane / per_m;
+    let col0 = (plane % per_m) * cols;
+    // A = dS (queries × keys) for every 16 keys of the cube: matrices (transposed) key rows
+    // 0-7 | 8-15 by query columns 0-7 | 8-15.
+    let mut a = Array::<Vector<E, Pair>>::new(comptime!(p.planes * 4) as usize);
+    let lane_a = ((lm_row + 8 * (lm_mat / 2)) * ld_ds + mt * 16 + 8 * (lm_mat % 2)) / 2;
+    #[unroll]
+    for kk in 0..p.planes {
+        let at = (lane_a + comptime!(kk * 16 * ld_ds / 2)) as usize;
+        let regs = def.load_matrix::<Vector<E, Pair>, Pair>(
+            &ds_s.slice(at, at + 4),
+            MatrixIdent::A,
+            4usize,
+            true,
+        );
+        #[unroll]
+        for i in 0..4u32 {
+            a[(kk * 4 + i) as usize] = regs[i as usize];
+        }
+    }
+    let lane_b = ((lm_row + 8 * (lm_mat % 2)) * ld_k + col0 + 8 * (lm_mat / 2)) / vec;
+    let mut acc = Array::<Vector<f32, Pair>>::new(comptime!((n_tiles * 2) as usize));
+    #[unroll]
+    for ch in 0..comptime!(cols / chunk) {
+        #[unroll]
+        for i in 0..comptime!(n_tiles * 2) {
+            acc[i as usize] = Vector::new(0.0f32);
+        }
+        #[unroll]
+        for kk in 0..p.planes {
+            #[unroll]
+            for np in 0..comptime!(n_tiles / 2) {
+                // Matrices (transposed): key rows 16·kk + 0-7 | 8-15, columns + 0-7 | 8-15.
+                let at =
+                    (lane_b + comptime!((kk * 16 * ld_k + ch * chunk + np * 16) / vec)) as usize;
+                let bm = def.load_matrix::<Vector<E, N>, Pair>(
+                    &k_s.slice(at, at + frag),
+                    MatrixIdent::B,
+                    4usize,
+                    true,
+                );
+                #[unroll]
+                for half in 0..2u32 {
+                    mma_step::<E>(
+                        &a,
+                        comptime!(kk * 4),
+                        &bm,
+                        comptime!(half * 2),
+                        &mut acc,
+                        comptime!((np * 2 + half) * 2),
+                    );
+                }
+            }
+        }
+        #[unroll]
+        for r in 0..2u32 {
+            let row = start + (mt * 16 + g + r * 8) as i32;
+            if row < seq_q as i32 {
+                let base = row_base + row as usize * dq_acc.stride(2);
+                #[unroll]
+                for j in 0..n_tiles {
+                    let col = col0 + comptime!(ch * chunk + j * 8) + t * 2;
+                    dq_acc[(base + col as usize) / 2]
+                        .fetch_add(Vector::cast_from(acc[(j * 2 + r) as usize]));
+                }
             }
         }
     }

@@ -1,5 +1,6 @@
 //! The backward pass: kernels and the launcher that picks a config through the selector.
 
+mod dq_accum;
 mod launch;
 mod mma;
 mod portable;
