@@ -179,3 +179,73 @@ impl Op for AttentionBwdOp {
         fits(&self.limits, c.units(), c.smem_bytes(d, dv))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use flint_tune::{Invocation, Signature};
+
+    use super::*;
+    use crate::DeviceLimits;
+
+    fn h100(atomics: bool) -> AttentionBwdOp {
+        AttentionBwdOp::new(DeviceLimits {
+            shared_memory: 232_448,
+            max_units_per_cube: 1024,
+            max_vector_size: 16,
+            plane_size: (32, 32),
+            plane_ops: true,
+            cmma: true,
+            mma_16x8x16: vec!["f16", "bf16"],
+            atomic_add_f32x2: atomics,
+        })
+    }
+
+    fn call(d: usize) -> Invocation {
+        let sig = Signature::new()
+            .with("dtype", "bf16")
+            .with("batch", 1usize)
+            .with("heads", 8usize)
+            .with("kv_heads", 8usize)
+            .with("seq_q", 1024usize)
+            .with("seq_kv", 1024usize)
+            .with("head_dim", d)
+            .with("val_dim", d)
+            .with("masked", false)
+            .with("bias", false)
+            .with("dbias", false)
+            .with("softcap", false)
+            .with("dropout", false);
+        Invocation::new(
+            "attention_bwd",
+            sig,
+            flint_tune::DeviceFingerprint::new("cuda", "x", "sm_90", "1"),
+        )
+    }
+
+    #[test]
+    fn fused_dq_needs_the_atomics_and_the_mma_variant() {
+        let fused = |bq| AttentionBwdConfig::new(Variant::Mma, bq, 64).with_fused_dq();
+        let op = h100(true);
+        op.check(&call(128), &fused(64)).unwrap();
+        op.check(&call(128), &fused(32)).unwrap();
+        op.check(&call(64), &fused(32)).unwrap();
+        assert!(op.candidates(&call(128)).iter().any(|c| c.fused_dq));
+        // Without two-element atomics, and on the portable kernels.
+        let no_atomics = h100(false);
+        let err = no_atomics.check(&call(128), &fused(64)).unwrap_err();
+        assert!(err.contains("atomic"), "{err}");
+        assert!(!no_atomics.candidates(&call(128)).iter().any(|c| c.fused_dq));
+        let portable = AttentionBwdConfig::new(Variant::Portable, 16, 16).with_fused_dq();
+        assert!(op.check(&call(128), &portable).unwrap_err().contains("MMA"));
+        // Every supported head dim splits evenly: D = 32 and 96 at block_q 32 give 16 and 48.
+        op.check(&call(32), &fused(32)).unwrap();
+        op.check(&call(96), &fused(32)).unwrap();
+    }
+
+    #[test]
+    fn stored_configs_without_the_flag_are_two_kernel() {
+        let c: AttentionBwdConfig =
+            serde_yaml::from_str("{variant: mma, block_q: 64, block_kv: 32}").unwrap();
+        assert_eq!(c, AttentionBwdConfig::new(Variant::Mma, 64, 32));
+    }
+}
