@@ -299,7 +299,8 @@ fn launch_with<R: Runtime>(
                     CubeDim::new_2d(32, MMA_PLANES),
                     vec,
                     out_vec,
-                    2,
+                    // Two-element atomics need sm90; the stand-in is never touched.
+                    if c.fused_dq { 2 } else { 1 },
                     a.q,
                     a.k,
                     a.v,
