@@ -483,10 +483,62 @@ fn half_cases() -> Vec<(&'static str, Case)> {
     ignore = "needs CUDA: lavapipe has no f16/bf16 tensor cores (run with --features cuda)"
 )]
 fn half_precision_gradients_match_reference_on_gpu() {
+    use flint::{AttentionBwdConfig, Variant};
+    let config = AttentionBwdConfig::new;
+    check_half_gradients(&[FloatDType::BF16, FloatDType::F16], |plain| {
+        let mut forced = vec![None, Some(config(Variant::Portable, 16, 16))];
+        if plain {
+            forced.push(Some(config(Variant::Mma, 64, 64)));
+            forced.push(Some(config(Variant::Mma, 32, 32)));
+        }
+        forced
+    });
+}
+
+/// The fused dQ (the dK/dV kernel adding dQ through f32 atomics, several key blocks into the
+/// same rows) against the f64 reference, at both query tilings; bf16, the cases the tensor
+/// cores run. Devices without two-element f32 atomics refuse the config: skipped there,
+/// visibly.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA: lavapipe has no f16/bf16 tensor cores (run with --features cuda)"
+)]
+fn fused_dq_gradients_match_reference_on_gpu() {
+    use cubecl::Runtime;
+    use flint::kernels::DeviceLimits;
+    use flint::{AttentionBwdConfig, Variant};
+    #[cfg(feature = "cuda")]
+    let client = cubecl::cuda::CudaRuntime::client(&gpu());
+    #[cfg(not(feature = "cuda"))]
+    let client = cubecl::wgpu::WgpuRuntime::client(&gpu());
+    if !DeviceLimits::of(&client).atomic_add_f32x2 {
+        eprintln!("SKIPPED: this device has no two-element f32 atomic add (needs sm90+)");
+        return;
+    }
+    check_half_gradients(&[FloatDType::BF16], |plain| {
+        if plain {
+            [64, 32]
+                .map(|bq| Some(AttentionBwdConfig::new(Variant::Mma, bq, 64).with_fused_dq()))
+                .to_vec()
+        } else {
+            Vec::new()
+        }
+    });
+}
+
+/// Runs every half-precision case in each of `dtypes` under each config `forced` gives for
+/// it (`None`: the selector's choice; the argument says whether the tensor cores can run the
+/// case) and checks dQ, dK and dV against the f64 reference, with a tolerance of twice an
+/// unfused backward's error in the same precision.
+fn check_half_gradients(
+    dtypes: &[FloatDType],
+    forced: impl Fn(bool) -> Vec<Option<flint::AttentionBwdConfig>>,
+) {
     use cubecl::Runtime;
     use flint::kernels::DeviceLimits;
     use flint::kernels::attention::AttentionBwdOp;
-    use flint::{AttentionBwdConfig, Overlay, Variant, overlay};
+    use flint::{Overlay, overlay};
     type G = Autodiff<crate::attention_fwd::Gpu>;
     let device = gpu();
     #[cfg(feature = "cuda")]
@@ -494,30 +546,23 @@ fn half_precision_gradients_match_reference_on_gpu() {
     #[cfg(not(feature = "cuda"))]
     let client = cubecl::wgpu::WgpuRuntime::client(&device);
     let op = AttentionBwdOp::new(DeviceLimits::of(&client));
-    let fused_ok = DeviceLimits::of(&client).atomic_add_f32x2;
-    let config = AttentionBwdConfig::new;
     let started = std::time::Instant::now();
-    for dtype in [FloatDType::BF16, FloatDType::F16] {
+    for &dtype in dtypes {
         let round = move |v: f64| match dtype {
             FloatDType::BF16 => burn::tensor::bf16::from_f64(v).to_f64(),
             _ => burn::tensor::f16::from_f64(v).to_f64(),
         };
         for (name, case) in half_cases() {
+            let plain = case.bias.is_none() && case.opts.softcap.is_none();
+            let configs = forced(plain);
+            if configs.is_empty() {
+                continue;
+            }
             let x = inputs_in(&case, 9, dtype);
             let dout64: Vec<f64> = x.dout.iter().map(|&v| f64::from(v)).collect();
             let want = attention_bwd_ref(&x.reference, &case.opts, &dout64);
             let base = attention_bwd_ref_rounded(&x.reference, &case.opts, &dout64, &round);
-            let plain = case.bias.is_none() && case.opts.softcap.is_none();
-            let mut forced = vec![None, Some(config(Variant::Portable, 16, 16))];
-            if plain {
-                // The two-kernel backward and, where the device has the atomics, the fused
-                // dQ at the narrower tiling (the selector's choice usually covers the other).
-                forced.push(Some(config(Variant::Mma, 64, 64)));
-                let fused = config(Variant::Mma, 32, 64).with_fused_dq();
-                let two_kernel = config(Variant::Mma, 32, 32);
-                forced.push(Some(if fused_ok { fused } else { two_kernel }));
-            }
-            for c in forced {
+            for c in configs {
                 eprintln!("{dtype:?} {name} {c:?} at {:?}", started.elapsed());
                 let _guard = c.map(|c| overlay(Overlay::new().set(&op, c)));
                 let got = grads_of::<G>(&case, &x, &device, dtype, |q, k, v, mask, bias| {
