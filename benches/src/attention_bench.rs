@@ -30,7 +30,8 @@
 //! `sum(out ∘ dO)`), reported as the backward alone (`fwd+bwd − fwd`, FLOPs 2.5× the
 //! forward's, as FlashAttention counts) next to Burn's attention under autodiff (its
 //! decomposed fallback), with the device memory reserved by the pool after the run.
-//! `--bwd-configs` adds one row per tensor-core backward tiling, forced through an overlay;
+//! `--bwd-configs` adds one row per tensor-core backward tiling, two-kernel and fused dQ
+//! (`flint-mma64-fused`, sm90+), forced through an overlay;
 //! `--fwd-configs` one row per tensor-core forward tiling, forced through the options.
 //! `--overhead` adds the host-side cost of one `flash_attention` call on a warm cache.
 
