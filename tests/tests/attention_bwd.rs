@@ -469,14 +469,20 @@ fn half_cases() -> Vec<(&'static str, Case)> {
     let mut c = Case::new(1, 2, 2, 70, 80, 64);
     c.opts.softcap = Some(2.0);
     c.bias = Some((true, false));
-    v.push(("softcap and bias (portable kernels)", c));
+    c.mask = true;
+    v.push(("softcap, mask and bias (dbias)", c));
+    let mut c = Case::new(1, 4, 2, 90, 110, 64);
+    c.opts.causal = true;
+    c.opts.dropout = Some((0.2, 77));
+    v.push(("dropout gqa2 causal", c));
     v.push(("single query", Case::new(1, 4, 1, 1, 200, 128)));
     v
 }
 
-/// f16 and bf16 gradients against the f64 reference, through the selector and through each
-/// backward variant forced by a scoped overlay (tensor cores in two tilings, and portable).
-/// The baseline is an unfused backward rounding like a framework's half-precision ops.
+/// f16 and bf16 gradients (and the bias gradient) against the f64 reference, through the
+/// selector and through each backward variant forced by a scoped overlay (tensor cores in two
+/// tilings, and portable). The baseline is an unfused backward rounding like a framework's
+/// half-precision ops.
 #[test]
 #[cfg_attr(
     not(feature = "cuda"),
@@ -485,13 +491,13 @@ fn half_cases() -> Vec<(&'static str, Case)> {
 fn half_precision_gradients_match_reference_on_gpu() {
     use flint::{AttentionBwdConfig, Variant};
     let config = AttentionBwdConfig::new;
-    check_half_gradients(&[FloatDType::BF16, FloatDType::F16], |plain| {
-        let mut forced = vec![None, Some(config(Variant::Portable, 16, 16))];
-        if plain {
-            forced.push(Some(config(Variant::Mma, 64, 64)));
-            forced.push(Some(config(Variant::Mma, 32, 32)));
-        }
-        forced
+    check_half_gradients(&[FloatDType::BF16, FloatDType::F16], || {
+        vec![
+            None,
+            Some(config(Variant::Portable, 16, 16)),
+            Some(config(Variant::Mma, 64, 64)),
+            Some(config(Variant::Mma, 32, 32)),
+        ]
     });
 }
 
@@ -516,24 +522,20 @@ fn fused_dq_gradients_match_reference_on_gpu() {
         eprintln!("SKIPPED: this device has no two-element f32 atomic add (needs sm90+)");
         return;
     }
-    check_half_gradients(&[FloatDType::BF16], |plain| {
-        if plain {
-            [64, 32]
-                .map(|bq| Some(AttentionBwdConfig::new(Variant::Mma, bq, 64).with_fused_dq()))
-                .to_vec()
-        } else {
-            Vec::new()
-        }
+    check_half_gradients(&[FloatDType::BF16], || {
+        [64, 32]
+            .map(|bq| Some(AttentionBwdConfig::new(Variant::Mma, bq, 64).with_fused_dq()))
+            .to_vec()
     });
 }
 
-/// Runs every half-precision case in each of `dtypes` under each config `forced` gives for
-/// it (`None`: the selector's choice; the argument says whether the tensor cores can run the
-/// case) and checks dQ, dK and dV against the f64 reference, with a tolerance of twice an
-/// unfused backward's error in the same precision.
+/// Runs every half-precision case in each of `dtypes` under each config `forced` gives
+/// (`None`: the selector's choice) and checks dQ, dK, dV and the bias gradient against the
+/// f64 reference, with a tolerance of twice an unfused backward's error in the same
+/// precision.
 fn check_half_gradients(
     dtypes: &[FloatDType],
-    forced: impl Fn(bool) -> Vec<Option<flint::AttentionBwdConfig>>,
+    forced: impl Fn() -> Vec<Option<flint::AttentionBwdConfig>>,
 ) {
     use cubecl::Runtime;
     use flint::kernels::DeviceLimits;
@@ -553,16 +555,17 @@ fn check_half_gradients(
             _ => burn::tensor::f16::from_f64(v).to_f64(),
         };
         for (name, case) in half_cases() {
-            let plain = case.bias.is_none() && case.opts.softcap.is_none();
-            let configs = forced(plain);
-            if configs.is_empty() {
-                continue;
-            }
             let x = inputs_in(&case, 9, dtype);
             let dout64: Vec<f64> = x.dout.iter().map(|&v| f64::from(v)).collect();
             let want = attention_bwd_ref(&x.reference, &case.opts, &dout64);
             let base = attention_bwd_ref_rounded(&x.reference, &case.opts, &dout64, &round);
-            for c in configs {
+            let dbias = |g: &RefGrads| {
+                x.bias
+                    .as_ref()
+                    .map_or(Vec::new(), |(_, shape)| reduce_dbias(g, &case, *shape))
+            };
+            let (want_dbias, base_dbias) = (dbias(&want), dbias(&base));
+            for c in forced() {
                 eprintln!("{dtype:?} {name} {c:?} at {:?}", started.elapsed());
                 let _guard = c.map(|c| overlay(Overlay::new().set(&op, c)));
                 let got = grads_of::<G>(&case, &x, &device, dtype, |q, k, v, mask, bias| {
@@ -570,10 +573,18 @@ fn check_half_gradients(
                         .unwrap_or_else(|e| panic!("{case:?}: {e}"))
                         .out
                 });
+                assert_eq!(got.3.is_some(), x.bias.is_some(), "{name}: a bias gradient");
+                let no_bias = Vec::new();
                 for (gname, got, want, base) in [
                     ("dq", &got.0, &want.dq, &base.dq),
                     ("dk", &got.1, &want.dk, &base.dk),
                     ("dv", &got.2, &want.dv, &base.dv),
+                    (
+                        "dbias",
+                        got.3.as_ref().unwrap_or(&no_bias),
+                        &want_dbias,
+                        &base_dbias,
+                    ),
                 ] {
                     let magnitude = want.iter().fold(1.0f64, |m, w| m.max(w.abs()));
                     let tol = 2.0 * max_err(base, want) + 2e-3 * magnitude;

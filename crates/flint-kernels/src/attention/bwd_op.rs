@@ -64,19 +64,9 @@ impl AttentionBwdOp {
             .collect()
     }
 
-    /// Why the MMA variant cannot run this call, if it cannot: the device, or a feature its
-    /// kernels do not implement (those run on the portable kernels).
+    /// Why the MMA variant cannot run this call, if it cannot (the device).
     fn mma_refusal(&self, inv: &Invocation) -> Option<String> {
-        if let Some(why) = super::op::mma_refusal(&self.limits, inv) {
-            return Some(why);
-        }
-        let sig = inv.signature();
-        for feature in ["bias", "dbias", "softcap", "dropout"] {
-            if matches!(sig.get(feature), Some(SigValue::Bool(true))) {
-                return Some(format!("the MMA backward does not implement {feature}"));
-            }
-        }
-        None
+        super::op::mma_refusal(&self.limits, inv)
     }
 }
 
@@ -163,11 +153,17 @@ impl Op for AttentionBwdOp {
                     }
                 }
                 // Per lane, in 32-bit registers: dK/dV keeps (D + Dv) / 2 of accumulators and
-                // block_q of score tiles; dQ keeps D / 2 and block_kv.
-                let (dkdv, dq) = (
-                    (d + dv) / 2 + c.block_q as usize,
-                    d / 2 + c.block_kv as usize,
-                );
+                // block_q of score tiles; dQ keeps D / 2 and block_kv. Softcap keeps its
+                // derivative beside the scores: half as much again.
+                let softcap = matches!(inv.signature().get("softcap"), Some(SigValue::Bool(true)));
+                let tiles = |x: u32| {
+                    if softcap {
+                        3 * x as usize / 2
+                    } else {
+                        x as usize
+                    }
+                };
+                let (dkdv, dq) = ((d + dv) / 2 + tiles(c.block_q), d / 2 + tiles(c.block_kv));
                 if dkdv.max(dq) > 208 {
                     return Err(format!(
                         "block_q {} / block_kv {} with head dims {d}/{dv} would spill registers",
@@ -201,6 +197,12 @@ mod tests {
     }
 
     fn call(d: usize) -> Invocation {
+        call_with(d, &[])
+    }
+
+    /// A call with the named features (`bias`, `dbias`, `softcap`, `dropout`) switched on.
+    fn call_with(d: usize, features: &[&str]) -> Invocation {
+        let on = |f: &str| features.contains(&f);
         let sig = Signature::new()
             .with("dtype", "bf16")
             .with("batch", 1usize)
@@ -211,10 +213,10 @@ mod tests {
             .with("head_dim", d)
             .with("val_dim", d)
             .with("masked", false)
-            .with("bias", false)
-            .with("dbias", false)
-            .with("softcap", false)
-            .with("dropout", false);
+            .with("bias", on("bias"))
+            .with("dbias", on("dbias"))
+            .with("softcap", on("softcap"))
+            .with("dropout", on("dropout"));
         Invocation::new(
             "attention_bwd",
             sig,
@@ -240,6 +242,36 @@ mod tests {
         // Every supported head dim splits evenly: D = 32 and 96 at block_q 32 give 16 and 48.
         op.check(&call(32), &fused(32)).unwrap();
         op.check(&call(96), &fused(32)).unwrap();
+    }
+
+    #[test]
+    fn bias_softcap_and_dropout_run_on_the_tensor_cores() {
+        let op = h100(true);
+        let mma = |bq, bkv| AttentionBwdConfig::new(Variant::Mma, bq, bkv);
+        for features in [&["bias", "dbias"][..], &["dropout"], &["softcap"]] {
+            let inv = call_with(128, features);
+            assert!(
+                op.candidates(&inv)
+                    .iter()
+                    .all(|c| c.variant == Variant::Mma),
+                "{features:?}"
+            );
+            op.check(&inv, &mma(32, 32)).unwrap();
+        }
+        // Softcap keeps its derivative beside the scores: at D = 128 a 64-query tile would
+        // spill, a 32-query one fits; at D = 64 both fit.
+        let softcap = call_with(128, &["softcap"]);
+        assert!(
+            op.check(&softcap, &mma(64, 32))
+                .unwrap_err()
+                .contains("spill")
+        );
+        op.check(&call_with(64, &["softcap"]), &mma(64, 64))
+            .unwrap();
+        assert!(
+            op.heuristic(&softcap)
+                .is_ok_and(|c| c.variant == Variant::Mma)
+        );
     }
 
     #[test]

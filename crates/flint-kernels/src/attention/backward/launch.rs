@@ -247,6 +247,10 @@ fn launch_with<R: Runtime>(
                 out_vec: out_vec as u32,
                 heads_major,
                 fused_dq: c.fused_dq,
+                has_bias: params.has_bias,
+                has_dbias: params.has_dbias,
+                has_softcap: params.has_softcap,
+                has_dropout: params.has_dropout,
             };
             // The fused dQ's f32 accumulator, zeroed (an untouched stand-in otherwise).
             let acc_shape = if c.fused_dq {
@@ -307,9 +311,11 @@ fn launch_with<R: Runtime>(
                     a.dout,
                     a.lse,
                     a.delta,
+                    a.bias,
                     a.dk,
                     a.dv,
                     acc_arg(),
+                    a.dbias,
                     scalars::<R>(problem, a.bias_strides, 0)?,
                     mma(c.block_q),
                     dtype,
@@ -347,6 +353,7 @@ fn launch_with<R: Runtime>(
                     a.dout,
                     a.lse,
                     a.delta,
+                    a.bias,
                     a.dq,
                     scalars::<R>(problem, a.bias_strides, 0)?,
                     mma(c.block_kv),

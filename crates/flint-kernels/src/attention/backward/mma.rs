@@ -27,10 +27,11 @@ use cubecl::prelude::*;
 
 use cubecl::prelude::barrier::Barrier;
 
+use crate::attention::dropout::uniform_cube;
 use crate::attention::forward::mma::{
     PAD, Pair, block_and_head, mma_step, stage, stage_rows, write_pair,
 };
-use crate::attention::forward::{NO_MAX, PortableScalars};
+use crate::attention::forward::{MASKED_BELOW, NO_MAX, PortableScalars};
 
 /// Compile-time shape of one kernel instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -57,6 +58,14 @@ pub struct BwdMmaParams {
     /// The dK/dV kernel adds dQ into an f32 accumulator (two-element atomics) and the dQ
     /// kernel does not run.
     pub fused_dq: bool,
+    /// An additive bias tensor is read.
+    pub has_bias: bool,
+    /// The score gradient is written out as the bias gradient (dK/dV kernel).
+    pub has_dbias: bool,
+    /// Softcap is applied (and differentiated through its `tanh`).
+    pub has_softcap: bool,
+    /// Dropout is applied, its mask regenerated from the seed.
+    pub has_dropout: bool,
 }
 
 /// Whether key `key` is visible from query `row` (`offset = Sk − Sq`), both in range.
@@ -122,6 +131,70 @@ fn mask_pass(
                 v[c as usize] = select(ok, v[c as usize], f32::new(NO_MAX));
             }
             acc[at] = v;
+        }
+    }
+}
+
+/// Turns the raw dots in `acc` (layout as in [`mask_pass`]) into the forward's scores:
+/// scaled, capped (`cap_d` gets `1 − tanh²`, the cap's derivative) and biased (the bias read
+/// at `bias_base` plus the row and key strides; 0 outside the sequences, which the mask pass
+/// hides). The plain case stays with the callers as one multiply-add per score.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn capped_biased(
+    acc: &mut Array<Vector<f32, Pair>>,
+    cap_d: &mut Array<Vector<f32, Pair>>,
+    #[comptime] tiles: u32,
+    first: u32,
+    start: i32,
+    t: u32,
+    row_end: i32,
+    key_end: i32,
+    bias: &Tensor<f32>,
+    bias_base: usize,
+    s: &PortableScalars,
+    #[comptime] rows_are_keys: bool,
+    #[comptime] has_softcap: bool,
+    #[comptime] has_bias: bool,
+) {
+    #[unroll]
+    for j in 0..tiles {
+        #[unroll]
+        for r in 0..2u32 {
+            let fixed = (first + r * 8) as i32;
+            let at = (j * 2 + r) as usize;
+            let mut v = acc[at];
+            let mut d = Vector::<f32, Pair>::new(1.0f32);
+            #[unroll]
+            for c in 0..2u32 {
+                let moving = start + (j * 8 + t * 2 + c) as i32;
+                let mut row = fixed;
+                let mut key = moving;
+                if comptime!(rows_are_keys) {
+                    row = moving;
+                    key = fixed;
+                }
+                let mut x = v[c as usize] * s.scale;
+                if comptime!(has_softcap) {
+                    let th = (x / s.softcap).tanh();
+                    x = s.softcap * th;
+                    d[c as usize] = 1.0f32 - th * th;
+                }
+                if comptime!(has_bias) {
+                    let mut bv = 0.0f32;
+                    if row < row_end && key < key_end {
+                        bv = bias[bias_base
+                            + row as usize * bias.stride(2)
+                            + key as usize * bias.stride(3)];
+                    }
+                    x += bv;
+                }
+                v[c as usize] = x;
+            }
+            acc[at] = v;
+            if comptime!(has_softcap) {
+                cap_d[at] = d;
+            }
         }
     }
 }
@@ -258,9 +331,11 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
     dout: &Tensor<Vector<E, N>>,
     lse: &Tensor<f32>,
     delta: &Tensor<f32>,
+    bias: &Tensor<f32>,
     dk: &mut Tensor<Vector<E, NO>>,
     dv: &mut Tensor<Vector<E, NO>>,
     dq_acc: &mut Tensor<Atomic<Vector<f32, NA>>>,
+    dbias: &mut Tensor<f32>,
     s: &PortableScalars,
     #[comptime] p: BwdMmaParams,
     #[define(E)] _dtype: StorageType,
@@ -275,6 +350,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
     let dv_tiles = comptime!(p.val_dim / 8);
 
     let kv_heads = k.shape(1) as u32;
+    let heads = q.shape(1) as u32;
     let seq_q = q.shape(2) as u32;
     let seq_kv = k.shape(2) as u32;
     // First key blocks first: under a causal mask they see the most queries.
@@ -372,6 +448,12 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
     }
     let mut st = Array::<Vector<f32, Pair>>::new(comptime!((q_tiles * 2) as usize));
     let mut dpt = Array::<Vector<f32, Pair>>::new(comptime!((q_tiles * 2) as usize));
+    // The softcap's derivative per score (one stand-in entry without softcap).
+    let mut cap_d =
+        Array::<Vector<f32, Pair>>::new(
+            comptime!(if p.has_softcap { q_tiles * 2 } else { 1 }) as usize
+        );
+    let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
 
     // Tile n is query tile n % per_head of query head n / per_head of the group.
     let span = q_hi - q_lo;
@@ -436,6 +518,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
         }
         let start = q_lo + ((n % per_head) * p.tile) as i32;
         let row0 = buf * p.tile;
+        let h = kvh * s.group + n / per_head;
 
         // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for the plane's 16 keys against the tile's queries.
         product_nt::<E, N>(
@@ -474,8 +557,29 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
             || key_hi >= seq_kv as i32
             || (p.has_right && key_hi > row_lo + offset + s.right as i32)
             || (p.has_left && (k_first as i32) < row_hi + offset - s.left as i32);
-        // The exponents first (one multiply-add each), masked in a pass of their own only
-        // on boundary tiles, so that interior tiles test nothing per element.
+        // The exponents first (one multiply-add each without softcap or bias), masked in a
+        // pass of their own only on boundary tiles, so that interior tiles test nothing per
+        // element.
+        if comptime!(p.has_softcap || p.has_bias) {
+            let bias_base =
+                b as usize * s.bias_stride_b as usize + h as usize * s.bias_stride_h as usize;
+            capped_biased(
+                &mut st,
+                &mut cap_d,
+                q_tiles,
+                plane_key,
+                start,
+                t,
+                seq_q as i32,
+                seq_kv as i32,
+                bias,
+                bias_base,
+                s,
+                true,
+                p.has_softcap,
+                p.has_bias,
+            );
+        }
         #[unroll]
         for j in 0..q_tiles {
             #[unroll]
@@ -484,8 +588,14 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
                 let mut pv = st[at];
                 #[unroll]
                 for c in 0..2u32 {
-                    let qi = j * 8 + t * 2 + c;
-                    pv[c as usize] = pv[c as usize] * s.scale - lse_s[(row0 + qi) as usize];
+                    let l = lse_s[(row0 + j * 8 + t * 2 + c) as usize];
+                    let mut e = pv[c as usize] * s.scale - l;
+                    if comptime!(p.has_softcap || p.has_bias) {
+                        // Scores the bias masks count as masked, as in the forward.
+                        let x = pv[c as usize];
+                        e = select(x <= MASKED_BELOW, f32::new(NO_MAX), x - l);
+                    }
+                    pv[c as usize] = e;
                 }
                 st[at] = pv;
             }
@@ -518,8 +628,36 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
                 for c in 0..2u32 {
                     let qi = j * 8 + t * 2 + c;
                     let prob = pv[c as usize].exp();
-                    pv[c as usize] = prob;
-                    dsv[c as usize] = prob * (dsv[c as usize] - delta_s[(row0 + qi) as usize]);
+                    let mut weight = prob;
+                    let mut dp = dsv[c as usize];
+                    if comptime!(p.has_dropout) {
+                        let u = uniform_cube(
+                            s.seed,
+                            b * heads + h,
+                            start as u32 + qi,
+                            plane_key + r * 8,
+                        );
+                        let kept = u >= s.dropout_p;
+                        weight = select(kept, prob * keep_scale, 0.0f32);
+                        dp = select(kept, dp * keep_scale, 0.0f32);
+                    }
+                    let mut ds = prob * (dp - delta_s[(row0 + qi) as usize]);
+                    if comptime!(p.has_dbias) {
+                        let query = start as u32 + qi;
+                        let key = plane_key + r * 8;
+                        if query < seq_q && key < seq_kv {
+                            // By strides: a fresh device buffer may have padded rows.
+                            dbias[b as usize * dbias.stride(0)
+                                + h as usize * dbias.stride(1)
+                                + query as usize * dbias.stride(2)
+                                + key as usize * dbias.stride(3)] = ds;
+                        }
+                    }
+                    if comptime!(p.has_softcap) {
+                        ds *= cap_d[at][c as usize];
+                    }
+                    pv[c as usize] = weight;
+                    dsv[c as usize] = ds;
                 }
                 st[at] = pv;
                 dpt[at] = dsv;
@@ -559,7 +697,6 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
         if comptime!(p.fused_dq) {
             // Every plane's dSᵀ is stored; the next pass's first barrier guards its reuse.
             sync_cube();
-            let h = kvh * s.group + n / per_head;
             let row_base = b as usize * dq_acc.stride(0) + h as usize * dq_acc.stride(1);
             dq_atomic::<E, N, NA>(&ds_s, &k_s, dq_acc, row_base, start, seq_q, plane, lane, p);
         }
@@ -606,6 +743,7 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
     dout: &Tensor<Vector<E, N>>,
     lse: &Tensor<f32>,
     delta: &Tensor<f32>,
+    bias: &Tensor<f32>,
     dq: &mut Tensor<Vector<E, NO>>,
     s: &PortableScalars,
     #[comptime] p: BwdMmaParams,
@@ -725,6 +863,12 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
     }
     let mut sc = Array::<Vector<f32, Pair>>::new(comptime!((k_tiles * 2) as usize));
     let mut dp = Array::<Vector<f32, Pair>>::new(comptime!((k_tiles * 2) as usize));
+    let mut cap_d =
+        Array::<Vector<f32, Pair>>::new(
+            comptime!(if p.has_softcap { k_tiles * 2 } else { 1 }) as usize
+        );
+    let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
+    let bias_base = b as usize * s.bias_stride_b as usize + h as usize * s.bias_stride_h as usize;
     let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
     let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
 
@@ -805,6 +949,24 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
             || (p.has_right && key_hi > q_first as i32 + offset + s.right as i32)
             || (p.has_left && start < q_last + offset - s.left as i32);
         // As in the dK/dV kernel: exponents, a mask pass on boundary tiles only, then dS.
+        if comptime!(p.has_softcap || p.has_bias) {
+            capped_biased(
+                &mut sc,
+                &mut cap_d,
+                k_tiles,
+                plane_row,
+                start,
+                t,
+                seq_q as i32,
+                seq_kv as i32,
+                bias,
+                bias_base,
+                s,
+                false,
+                p.has_softcap,
+                p.has_bias,
+            );
+        }
         #[unroll]
         for j in 0..k_tiles {
             #[unroll]
@@ -813,7 +975,13 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
                 let mut sv = sc[at];
                 #[unroll]
                 for c in 0..2u32 {
-                    sv[c as usize] = sv[c as usize] * s.scale - l_row[r as usize];
+                    let l = l_row[r as usize];
+                    let mut e = sv[c as usize] * s.scale - l;
+                    if comptime!(p.has_softcap || p.has_bias) {
+                        let x = sv[c as usize];
+                        e = select(x <= MASKED_BELOW, f32::new(NO_MAX), x - l);
+                    }
+                    sv[c as usize] = e;
                 }
                 sc[at] = sv;
             }
@@ -845,7 +1013,17 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
                 #[unroll]
                 for c in 0..2u32 {
                     let prob = sv[c as usize].exp();
-                    dsv[c as usize] = prob * (dsv[c as usize] - d_row[r as usize]);
+                    let mut dpv = dsv[c as usize];
+                    if comptime!(p.has_dropout) {
+                        let key = start as u32 + j * 8 + t * 2 + c;
+                        let u = uniform_cube(s.seed, b * heads + h, plane_row + r * 8, key);
+                        dpv = select(u >= s.dropout_p, dpv * keep_scale, 0.0f32);
+                    }
+                    let mut ds = prob * (dpv - d_row[r as usize]);
+                    if comptime!(p.has_softcap) {
+                        ds *= cap_d[at][c as usize];
+                    }
+                    dsv[c as usize] = ds;
                 }
                 dp[at] = dsv;
             }
