@@ -654,7 +654,8 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
                         }
                     }
                     if comptime!(p.has_softcap) {
-                        ds *= cap_d[at][c as usize];
+                        let cd = cap_d[at];
+                        ds *= cd[c as usize];
                     }
                     pv[c as usize] = weight;
                     dsv[c as usize] = ds;
@@ -1021,7 +1022,8 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
                     }
                     let mut ds = prob * (dpv - d_row[r as usize]);
                     if comptime!(p.has_softcap) {
-                        ds *= cap_d[at][c as usize];
+                        let cd = cap_d[at];
+                        ds *= cd[c as usize];
                     }
                     dsv[c as usize] = ds;
                 }
