@@ -13,6 +13,8 @@
 pub mod backward;
 mod bwd_op;
 mod config;
+#[cfg(all(feature = "cuda", feature = "wgpu"))]
+pub mod cuda_source;
 pub mod dropout;
 pub mod forward;
 mod op;

@@ -2,7 +2,7 @@
 
 mod dq_accum;
 mod launch;
-mod mma;
+pub(crate) mod mma;
 mod portable;
 
 pub use launch::{AttentionBwdArgs, choose_attention_bwd, launch_attention_bwd};

@@ -1,0 +1,86 @@
+//! Writes the CUDA C++ of the tensor-core backward kernels for a grid of configurations,
+//! generated without a GPU, one file per kernel, for NVRTC and `ptxas` to check
+//! (`scripts/device/local_ptxas.sh` runs all three).
+//!
+//! ```text
+//! cargo run -p flint-benches --features cuda --bin cuda_source -- OUT_DIR
+//! ```
+
+#[cfg(feature = "cuda")]
+fn main() -> Result<(), String> {
+    use flint_kernels::attention::cuda_source::{BwdSourceSpec, backward_cuda_sources};
+    let dir = std::env::args()
+        .nth(1)
+        .ok_or("usage: cuda_source OUT_DIR")?;
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{dir}: {e}"))?;
+    let plain = BwdSourceSpec {
+        dtype: "bf16",
+        head_dim: 128,
+        val_dim: 128,
+        block_q: 64,
+        block_kv: 64,
+        fused_dq: false,
+        causal: false,
+        bias: false,
+        softcap: false,
+        dropout: false,
+    };
+    let mut specs = Vec::new();
+    for d in [64, 128] {
+        for block_q in [32, 64] {
+            for fused_dq in [false, true] {
+                for causal in [false, true] {
+                    specs.push(BwdSourceSpec {
+                        head_dim: d,
+                        val_dim: d,
+                        block_q,
+                        block_kv: block_q,
+                        fused_dq,
+                        causal,
+                        ..plain.clone()
+                    });
+                }
+            }
+        }
+    }
+    // Every feature at once, at the tiles the op allows for them.
+    for (d, block_q) in [(64, 64), (128, 32)] {
+        for fused_dq in [false, true] {
+            specs.push(BwdSourceSpec {
+                head_dim: d,
+                val_dim: d,
+                block_q,
+                block_kv: block_q,
+                fused_dq,
+                causal: true,
+                bias: true,
+                softcap: true,
+                dropout: true,
+                ..plain.clone()
+            });
+        }
+    }
+    for spec in &specs {
+        let tag = format!(
+            "d{}_q{}_kv{}{}{}{}",
+            spec.head_dim,
+            spec.block_q,
+            spec.block_kv,
+            if spec.fused_dq { "_fused" } else { "" },
+            if spec.causal { "_causal" } else { "" },
+            if spec.bias { "_features" } else { "" },
+        );
+        for (kernel, source) in backward_cuda_sources(spec)? {
+            let path = format!("{dir}/{kernel}_{tag}.cu");
+            std::fs::write(&path, source).map_err(|e| format!("{path}: {e}"))?;
+            println!("{path}");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "cuda"))]
+fn main() {
+    eprintln!("cuda_source: build with --features cuda");
+    std::process::exit(2);
+}

@@ -1,0 +1,220 @@
+//! The CUDA C++ of the tensor-core backward kernels, generated without a GPU: so that NVRTC
+//! and `ptxas` (from NVIDIA's pip wheels) can check a kernel change for compile errors,
+//! registers and spills on a machine with no CUDA device (`scripts/device/local_ptxas.sh`).
+//!
+//! CubeCL builds a kernel's definition through a launcher of some runtime; the wgpu one
+//! serves here (any adapter, the software one included) only to register the arguments. The
+//! definition then goes through CubeCL's CUDA compiler, as the CUDA runtime would compile it.
+
+use cubecl::prelude::*;
+use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
+
+use super::AttentionProblem;
+use super::backward::mma::{BwdMmaParams, attention_bwd_dkdv_mma, attention_bwd_dq_mma};
+use super::forward::{PortableScalars, scalars};
+
+/// Which backward kernels to generate.
+#[derive(Clone, Debug)]
+pub struct BwdSourceSpec {
+    /// `f16` or `bf16`.
+    pub dtype: &'static str,
+    /// `D`, a multiple of 16.
+    pub head_dim: u32,
+    /// `Dv`, a multiple of 16.
+    pub val_dim: u32,
+    /// Query tile of the dK/dV kernel.
+    pub block_q: u32,
+    /// Key tile of the dQ kernel.
+    pub block_kv: u32,
+    /// dQ fused into the dK/dV kernel (then no dQ kernel).
+    pub fused_dq: bool,
+    /// A causal mask.
+    pub causal: bool,
+    /// A bias and its gradient.
+    pub bias: bool,
+    /// Softcap.
+    pub softcap: bool,
+    /// Dropout.
+    pub dropout: bool,
+}
+
+/// Registers kernel arguments on small wgpu buffers.
+struct Args {
+    client: ComputeClient<WgpuRuntime>,
+    launcher: KernelLauncher<WgpuRuntime>,
+}
+
+impl Args {
+    fn tensor<T: LaunchArg<RuntimeArg<WgpuRuntime> = TensorArg<WgpuRuntime>>>(
+        &mut self,
+        shape: &[usize],
+        elem_bytes: usize,
+    ) -> T::CompilationArg {
+        let len: usize = shape.iter().product();
+        let handle = self.client.create_from_slice(&vec![0u8; len * elem_bytes]);
+        let mut strides = vec![1usize; shape.len()];
+        for i in (0..shape.len() - 1).rev() {
+            strides[i] = strides[i + 1] * shape[i + 1];
+        }
+        // SAFETY: the buffer was just made for this contiguous shape; nothing launches.
+        let arg =
+            unsafe { TensorArg::from_raw_parts(handle, strides.into(), shape.to_vec().into()) };
+        T::register(arg, &mut self.launcher)
+    }
+}
+
+fn storage(dtype: &str) -> Result<StorageType, String> {
+    use cubecl::ir::{ElemType, FloatKind};
+    let kind = match dtype {
+        "f16" => FloatKind::F16,
+        "bf16" => FloatKind::BF16,
+        other => return Err(format!("dtype {other} has no tensor-core kernels")),
+    };
+    Ok(StorageType::Scalar(ElemType::Float(kind)))
+}
+
+fn compile<K: CubeKernel>(kernel: K) -> Result<String, String> {
+    let task = KernelTask::<cubecl::cuda::CudaCompiler, _>::new(kernel);
+    let mut options =
+        <cubecl::cuda::CudaCompiler as cubecl::Compiler>::CompilationOptions::default();
+    // As the CUDA runtime sets it from sm70.
+    options.supports_features.grid_constants = true;
+    let u32_type = u32::as_type_native_unchecked().storage_type();
+    cubecl::CubeTask::compile(
+        &task,
+        &mut Default::default(),
+        &options,
+        ExecutionMode::Unchecked,
+        u32_type,
+    )
+    .map(|k| k.source)
+    .map_err(|e| e.to_string())
+}
+
+/// `(kernel name, CUDA source)` for the dK/dV kernel and, unless fused, the dQ kernel of
+/// `spec`, with 16-byte loads and two-element stores as on contiguous inputs.
+///
+/// # Errors
+/// An unsupported dtype, or CubeCL's CUDA compiler refusing the kernel.
+pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String)>, String> {
+    let dtype = storage(spec.dtype)?;
+    let (d, dv) = (spec.head_dim as usize, spec.val_dim as usize);
+    let (b, h, s) = (1usize, 2usize, 64usize);
+    let problem = AttentionProblem {
+        batch: b,
+        heads: h,
+        kv_heads: h,
+        seq_q: s,
+        seq_kv: s,
+        head_dim: d,
+        val_dim: dv,
+        dtype: spec.dtype,
+        scale: 0.125,
+        softcap: spec.softcap.then_some(30.0),
+        window: (None, spec.causal.then_some(0)),
+        has_bias: spec.bias,
+        dropout: spec.dropout.then_some((0.1, 1)),
+    };
+    let params = |tile, fused_dq| BwdMmaParams {
+        planes: super::config::MMA_PLANES,
+        tile,
+        head_dim: spec.head_dim,
+        val_dim: spec.val_dim,
+        has_left: false,
+        has_right: spec.causal,
+        vec: 8,
+        out_vec: 2,
+        heads_major: false,
+        fused_dq,
+        has_bias: spec.bias,
+        has_dbias: spec.bias,
+        has_softcap: spec.softcap,
+        has_dropout: spec.dropout,
+    };
+    let client = WgpuRuntime::client(&WgpuDevice::default());
+    let settings = KernelSettings::default()
+        .cube_dim(CubeDim::new_2d(32, super::config::MMA_PLANES))
+        .address_type(AddressType::U32);
+    let (n, no) = (8usize, 2usize);
+    let mut out = Vec::new();
+
+    {
+        use attention_bwd_dkdv_mma as m;
+        let na = if spec.fused_dq { 2usize } else { 1 };
+        let mut a = Args {
+            client: client.clone(),
+            launcher: KernelLauncher::new(settings.clone()),
+        };
+        a.launcher.with_scope(|scope| {
+            scope.device_properties(client.properties());
+            scope.register_size::<DynamicSize<m::_NA>>(na);
+            scope.register_size::<DynamicSize<m::_NO>>(no);
+            scope.register_type::<DynamicScalar<m::_E>>(dtype);
+            scope.register_size::<DynamicSize<m::_N>>(n);
+        });
+        type In = Tensor<Vector<m::E, m::N>>;
+        type Out = Tensor<Vector<m::E, m::NO>>;
+        let kernel = m::AttentionBwdDkdvMma::<WgpuRuntime>::new(
+            settings.clone(),
+            client.clone(),
+            a.tensor::<In>(&[b, h, s, d], 2),
+            a.tensor::<In>(&[b, h, s, d], 2),
+            a.tensor::<In>(&[b, h, s, dv], 2),
+            a.tensor::<In>(&[b, h, s, dv], 2),
+            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+            a.tensor::<Out>(&[b, h, s, d], 2),
+            a.tensor::<Out>(&[b, h, s, dv], 2),
+            a.tensor::<Tensor<Atomic<Vector<f32, m::NA>>>>(&[b, h, s, d], 4),
+            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+            PortableScalars::register(
+                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                &mut a.launcher,
+            ),
+            n,
+            no,
+            na,
+            params(spec.block_q, spec.fused_dq),
+            dtype,
+        );
+        out.push(("attention_bwd_dkdv_mma".to_string(), compile(kernel)?));
+    }
+    if !spec.fused_dq {
+        use attention_bwd_dq_mma as m;
+        let mut a = Args {
+            client: client.clone(),
+            launcher: KernelLauncher::new(settings.clone()),
+        };
+        a.launcher.with_scope(|scope| {
+            scope.device_properties(client.properties());
+            scope.register_size::<DynamicSize<m::_NO>>(no);
+            scope.register_type::<DynamicScalar<m::_E>>(dtype);
+            scope.register_size::<DynamicSize<m::_N>>(n);
+        });
+        type In = Tensor<Vector<m::E, m::N>>;
+        type Out = Tensor<Vector<m::E, m::NO>>;
+        let kernel = m::AttentionBwdDqMma::<WgpuRuntime>::new(
+            settings,
+            client.clone(),
+            a.tensor::<In>(&[b, h, s, d], 2),
+            a.tensor::<In>(&[b, h, s, d], 2),
+            a.tensor::<In>(&[b, h, s, dv], 2),
+            a.tensor::<In>(&[b, h, s, dv], 2),
+            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+            a.tensor::<Out>(&[b, h, s, d], 2),
+            PortableScalars::register(
+                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                &mut a.launcher,
+            ),
+            n,
+            no,
+            params(spec.block_kv, false),
+            dtype,
+        );
+        out.push(("attention_bwd_dq_mma".to_string(), compile(kernel)?));
+    }
+    Ok(out)
+}
