@@ -73,12 +73,20 @@ fn storage(dtype: &str) -> Result<StorageType, String> {
     Ok(StorageType::Scalar(ElemType::Float(kind)))
 }
 
+// The options type is only reachable as the compiler's associated type: no struct literal.
+#[allow(clippy::field_reassign_with_default)]
 fn compile<K: CubeKernel>(kernel: K) -> Result<String, String> {
     let task = KernelTask::<cubecl::cuda::CudaCompiler, _>::new(kernel);
     let mut options =
         <cubecl::cuda::CudaCompiler as cubecl::Compiler>::CompilationOptions::default();
-    // As the CUDA runtime sets it from sm70.
-    options.supports_features.grid_constants = true;
+    // As the CUDA runtime sets them for an sm90 device (CUDA 12.8+).
+    options.warp_size = 32;
+    let features = &mut options.supports_features;
+    features.fast_math = true;
+    features.fast_tanh = true;
+    features.grid_constants = true;
+    features.clusters = true;
+    features.elect_sync = true;
     let u32_type = u32::as_type_native_unchecked().storage_type();
     cubecl::CubeTask::compile(
         &task,

@@ -1153,11 +1153,13 @@ fn dq_atomic<E: Float, N: Size, NA: Size>(
         for r in 0..2u32 {
             let row = start + (mt * 16 + g + r * 8) as i32;
             if row < seq_q as i32 {
-                let base = row_base + row as usize * dq_acc.stride(2);
+                // The lane's first pair of the row, in pairs; the tiles add constants, which
+                // fold into the atomics' address offsets.
+                let lane_at =
+                    (row_base + row as usize * dq_acc.stride(2) + (col0 + t * 2) as usize) / 2;
                 #[unroll]
                 for j in 0..n_tiles {
-                    let col = col0 + comptime!(ch * chunk + j * 8) + t * 2;
-                    dq_acc[(base + col as usize) / 2]
+                    dq_acc[lane_at + comptime!((ch * chunk + j * 8) / 2) as usize]
                         .fetch_add(Vector::cast_from(acc[(j * 2 + r) as usize]));
                 }
             }
