@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Compiles the tensor-core backward kernels for sm_90a on a machine without a GPU: CubeCL's
+# Compiles the tensor-core kernels (forward and backward) for sm_90a on a machine without a GPU: CubeCL's
 # CUDA source (the `cuda_source` bin), NVRTC with the CUDA runtime's options, then
 # `ptxas -v` for registers and spills. NVRTC, ptxas and the headers come from NVIDIA's pip
 # wheels, fetched once into $FLINT_CUDA_TOOLS. Exits non-zero if any kernel fails to compile.

@@ -1,4 +1,5 @@
-//! Writes the CUDA C++ of the tensor-core backward kernels for a grid of configurations,
+//! Writes the CUDA C++ of the tensor-core kernels (forward and backward) for the tilings the
+//! tuner tries,
 //! generated without a GPU, one file per kernel, for NVRTC and `ptxas` to check
 //! (`scripts/device/local_ptxas.sh` runs all three).
 //!
@@ -8,11 +9,44 @@
 
 #[cfg(feature = "cuda")]
 fn main() -> Result<(), String> {
-    use flint_kernels::attention::cuda_source::{BwdSourceSpec, backward_cuda_sources};
+    use flint_kernels::attention::cuda_source::{
+        BwdSourceSpec, FwdSourceSpec, backward_cuda_sources, forward_cuda_source,
+    };
     let dir = std::env::args()
         .nth(1)
         .ok_or("usage: cuda_source OUT_DIR")?;
     std::fs::create_dir_all(&dir).map_err(|e| format!("{dir}: {e}"))?;
+    let write = |name: String, source: String| -> Result<(), String> {
+        let path = format!("{dir}/{name}.cu");
+        std::fs::write(&path, source).map_err(|e| format!("{path}: {e}"))?;
+        println!("{path}");
+        Ok(())
+    };
+    for (d, tiles) in [
+        (64, [(128, 128), (64, 128), (64, 64), (128, 64)]),
+        (128, [(64, 64), (128, 64), (64, 32), (128, 32)]),
+    ] {
+        for (block_q, block_kv) in tiles {
+            for (causal, features) in [(false, false), (true, false), (false, true)] {
+                let spec = FwdSourceSpec {
+                    dtype: "bf16",
+                    head_dim: d,
+                    val_dim: d,
+                    block_q,
+                    block_kv,
+                    causal,
+                    features,
+                };
+                let (kernel, source) = forward_cuda_source(&spec)?;
+                let tag = format!(
+                    "d{d}_q{block_q}_kv{block_kv}{}{}",
+                    if causal { "_causal" } else { "" },
+                    if features { "_features" } else { "" },
+                );
+                write(format!("{kernel}_{tag}"), source)?;
+            }
+        }
+    }
     let plain = BwdSourceSpec {
         dtype: "bf16",
         head_dim: 128,
@@ -71,9 +105,7 @@ fn main() -> Result<(), String> {
             if spec.bias { "_features" } else { "" },
         );
         for (kernel, source) in backward_cuda_sources(spec)? {
-            let path = format!("{dir}/{kernel}_{tag}.cu");
-            std::fs::write(&path, source).map_err(|e| format!("{path}: {e}"))?;
-            println!("{path}");
+            write(format!("{kernel}_{tag}"), source)?;
         }
     }
     Ok(())

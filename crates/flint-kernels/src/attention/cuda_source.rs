@@ -1,4 +1,4 @@
-//! The CUDA C++ of the tensor-core backward kernels, generated without a GPU: so that NVRTC
+//! The CUDA C++ of the tensor-core kernels, generated without a GPU: so that NVRTC
 //! and `ptxas` (from NVIDIA's pip wheels) can check a kernel change for compile errors,
 //! registers and spills on a machine with no CUDA device (`scripts/device/local_ptxas.sh`).
 //!
@@ -11,7 +11,124 @@ use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 
 use super::AttentionProblem;
 use super::backward::mma::{BwdMmaParams, attention_bwd_dkdv_mma, attention_bwd_dq_mma};
+use super::forward::mma::{MmaParams, attention_fwd_mma};
 use super::forward::{PortableScalars, scalars};
+
+/// Which forward kernel to generate (no split-K, no GQA packing).
+#[derive(Clone, Debug)]
+pub struct FwdSourceSpec {
+    /// `f16` or `bf16`.
+    pub dtype: &'static str,
+    /// `D`, a multiple of 16.
+    pub head_dim: u32,
+    /// `Dv`, a multiple of 16.
+    pub val_dim: u32,
+    /// Query rows per cube: 16 (one plane), 64 or 128.
+    pub block_q: u32,
+    /// Keys per tile.
+    pub block_kv: u32,
+    /// A causal mask.
+    pub causal: bool,
+    /// A bias, softcap and dropout.
+    pub features: bool,
+}
+
+/// `(kernel name, CUDA source)` of the forward kernel of `spec`, with 16-byte loads and
+/// two-element stores as on contiguous inputs.
+///
+/// # Errors
+/// An unsupported dtype, or CubeCL's CUDA compiler refusing the kernel.
+pub fn forward_cuda_source(spec: &FwdSourceSpec) -> Result<(String, String), String> {
+    use attention_fwd_mma as m;
+    let dtype = storage(spec.dtype)?;
+    let (d, dv) = (spec.head_dim as usize, spec.val_dim as usize);
+    let (b, h, s) = (1usize, 2usize, 64usize);
+    let config = super::AttentionFwdConfig::new(super::Variant::Mma, spec.block_q, spec.block_kv);
+    let f = spec.features;
+    let problem = problem(spec.dtype, d, dv, spec.causal, f, f, f);
+    let params = MmaParams {
+        planes: config.planes(),
+        m_tiles: config.m_tiles(),
+        block_kv: spec.block_kv,
+        head_dim: spec.head_dim,
+        val_dim: spec.val_dim,
+        has_left: false,
+        has_right: spec.causal,
+        has_bias: f,
+        has_softcap: f,
+        has_dropout: f,
+        vec: 8,
+        out_vec: 2,
+        heads_major: false,
+        raw_max: !f,
+        packed: false,
+        split: false,
+    };
+    let client = WgpuRuntime::client(&WgpuDevice::default());
+    let settings = KernelSettings::default()
+        .cube_dim(CubeDim::new_2d(32, config.planes()))
+        .address_type(AddressType::U32);
+    let (n, no) = (8usize, 2usize);
+    let mut a = Args {
+        client: client.clone(),
+        launcher: KernelLauncher::new(settings.clone()),
+    };
+    a.launcher.with_scope(|scope| {
+        scope.device_properties(client.properties());
+        scope.register_size::<DynamicSize<m::_NO>>(no);
+        scope.register_type::<DynamicScalar<m::_E>>(dtype);
+        scope.register_type::<DynamicScalar<m::_O>>(dtype);
+        scope.register_size::<DynamicSize<m::_N>>(n);
+    });
+    type In = Tensor<Vector<m::E, m::N>>;
+    let kernel = m::AttentionFwdMma::<WgpuRuntime>::new(
+        settings,
+        client.clone(),
+        a.tensor::<In>(&[b, h, s, d], 2),
+        a.tensor::<In>(&[b, h, s, d], 2),
+        a.tensor::<In>(&[b, h, s, dv], 2),
+        a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+        a.tensor::<Tensor<Vector<m::O, m::NO>>>(&[b, h, s, dv], 2),
+        a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+        PortableScalars::register(
+            scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+            &mut a.launcher,
+        ),
+        n,
+        no,
+        params,
+        dtype,
+        dtype,
+    );
+    Ok(("attention_fwd_mma".to_string(), compile(kernel)?))
+}
+
+/// A small problem with the given features, for the kernels' scalar arguments.
+fn problem(
+    dtype: &'static str,
+    d: usize,
+    dv: usize,
+    causal: bool,
+    bias: bool,
+    softcap: bool,
+    dropout: bool,
+) -> AttentionProblem {
+    AttentionProblem {
+        batch: 1,
+        heads: 2,
+        kv_heads: 2,
+        seq_q: 64,
+        seq_kv: 64,
+        head_dim: d,
+        val_dim: dv,
+        dtype,
+        scale: 0.125,
+        softcap: softcap.then_some(30.0),
+        window: (None, causal.then_some(0)),
+        has_bias: bias,
+        dropout: dropout.then_some((0.1, 1)),
+    }
+}
 
 /// Which backward kernels to generate.
 #[derive(Clone, Debug)]
@@ -108,21 +225,15 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
     let dtype = storage(spec.dtype)?;
     let (d, dv) = (spec.head_dim as usize, spec.val_dim as usize);
     let (b, h, s) = (1usize, 2usize, 64usize);
-    let problem = AttentionProblem {
-        batch: b,
-        heads: h,
-        kv_heads: h,
-        seq_q: s,
-        seq_kv: s,
-        head_dim: d,
-        val_dim: dv,
-        dtype: spec.dtype,
-        scale: 0.125,
-        softcap: spec.softcap.then_some(30.0),
-        window: (None, spec.causal.then_some(0)),
-        has_bias: spec.bias,
-        dropout: spec.dropout.then_some((0.1, 1)),
-    };
+    let problem = problem(
+        spec.dtype,
+        d,
+        dv,
+        spec.causal,
+        spec.bias,
+        spec.softcap,
+        spec.dropout,
+    );
     let params = |tile, fused_dq| BwdMmaParams {
         planes: super::config::MMA_PLANES,
         tile,
