@@ -26,6 +26,11 @@ use crate::attention::dropout::uniform_cube;
 /// Elements each shared-memory row is padded by (16 bytes: rows start 4 banks apart).
 pub(crate) const PAD: u32 = 8;
 
+/// How far (in exponent units, after the scale) a row's scores may rise above its reference
+/// maximum before the maximum moves and O and l are rescaled: ln 256, so that probabilities
+/// stay at most 256, well inside f32, bf16 and f16.
+const RESCALE_SLACK: f32 = 5.545_177;
+
 pub(crate) type Pair = Const<2>;
 
 /// Compile-time shape of one kernel instance.
@@ -514,19 +519,22 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
             }
         }
 
-        // Online softmax, per row: the new maximum over the group of four lanes, the
-        // rescale of O and l, then P = exp(S - m) in place (l sums P before dropout). With
-        // raw scores the maxima are raw too and the scale joins the exponent's subtraction
-        // in one multiply-add. A row with no visible score yet (maximum -inf) subtracts 0,
-        // so that its masked scores give exp(-inf) = 0 rather than NaN.
+        // Online softmax, per row: the tile's maximum over the group of four lanes, then
+        // P = exp(S - m) in place (l sums P before dropout). With raw scores the maxima are
+        // raw too and the scale joins the exponent's subtraction in one multiply-add. A row
+        // with no visible score yet (maximum -inf) subtracts 0, so that its masked scores
+        // give exp(-inf) = 0 rather than NaN.
+        //
+        // The reference maximum m moves (and O and l are rescaled) only when some row of the
+        // plane sees a score above its m by more than RESCALE_SLACK in the exponent, so that
+        // after the first tiles most tiles skip the rescale of O altogether; P stays below
+        // e^RESCALE_SLACK, and O / l does not depend on which m was used.
+        let mut tile_max = Array::<f32>::new(comptime!((mt * 2) as usize));
+        let mut grow = false;
         #[unroll]
         for mi in 0..mt {
             #[unroll]
             for r in 0..2u32 {
-                let rh = row_head(plane_first, h, &row_s, &row_h, mi, r, p.packed);
-                let row = rh[0];
-                // The logical (batch, head) of the row, which dropout's stream is keyed on.
-                let bh_row = b * heads + rh[1];
                 let mut mx = s.neg_inf;
                 #[unroll]
                 for j in 0..s_tiles {
@@ -535,22 +543,52 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                 }
                 mx = max(mx, plane_shuffle_xor(mx, 1u32));
                 mx = max(mx, plane_shuffle_xor(mx, 2u32));
-                let m_old = m_run[(mi * 2 + r) as usize];
-                let m_new = max(m_old, mx);
-                m_run[(mi * 2 + r) as usize] = m_new;
-                let mut m_sub = select(m_new == s.neg_inf, 0.0f32, m_new);
-                let mut alpha = (m_old - m_sub).exp();
+                tile_max[(mi * 2 + r) as usize] = mx;
+                // -inf - -inf is NaN: a row with nothing visible yet does not ask to grow.
+                let mut excess = mx - m_run[(mi * 2 + r) as usize];
+                if comptime!(p.raw_max) {
+                    excess *= s.scale;
+                }
+                grow = grow || excess > RESCALE_SLACK;
+            }
+        }
+        if plane_any(grow) {
+            #[unroll]
+            for mi in 0..mt {
+                #[unroll]
+                for r in 0..2u32 {
+                    let m_old = m_run[(mi * 2 + r) as usize];
+                    let m_new = max(m_old, tile_max[(mi * 2 + r) as usize]);
+                    m_run[(mi * 2 + r) as usize] = m_new;
+                    let m_sub = select(m_new == s.neg_inf, 0.0f32, m_new);
+                    let mut alpha = (m_old - m_sub).exp();
+                    if comptime!(p.raw_max) {
+                        alpha = (m_old * s.scale - m_sub * s.scale).exp();
+                    }
+                    #[unroll]
+                    for i in 0..o_tiles {
+                        let at = ((mi * o_tiles + i) * 2 + r) as usize;
+                        let mut o = o_acc[at];
+                        o[0] *= alpha;
+                        o[1] *= alpha;
+                        o_acc[at] = o;
+                    }
+                    l_run[(mi * 2 + r) as usize] *= alpha;
+                }
+            }
+        }
+        #[unroll]
+        for mi in 0..mt {
+            #[unroll]
+            for r in 0..2u32 {
+                let rh = row_head(plane_first, h, &row_s, &row_h, mi, r, p.packed);
+                let row = rh[0];
+                // The logical (batch, head) of the row, which dropout's stream is keyed on.
+                let bh_row = b * heads + rh[1];
+                let m_ref = m_run[(mi * 2 + r) as usize];
+                let mut m_sub = select(m_ref == s.neg_inf, 0.0f32, m_ref);
                 if comptime!(p.raw_max) {
                     m_sub *= s.scale;
-                    alpha = (m_old * s.scale - m_sub).exp();
-                }
-                #[unroll]
-                for i in 0..o_tiles {
-                    let at = ((mi * o_tiles + i) * 2 + r) as usize;
-                    let mut o = o_acc[at];
-                    o[0] *= alpha;
-                    o[1] *= alpha;
-                    o_acc[at] = o;
                 }
                 let mut sum = 0.0f32;
                 #[unroll]
@@ -575,7 +613,7 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                     }
                     s_acc[at] = pair;
                 }
-                l_run[(mi * 2 + r) as usize] = l_run[(mi * 2 + r) as usize] * alpha + sum;
+                l_run[(mi * 2 + r) as usize] += sum;
             }
         }
 
