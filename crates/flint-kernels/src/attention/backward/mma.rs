@@ -1063,6 +1063,16 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
     }
 }
 
+/// How many equal chunks of whole 16-column steps, at most 64 columns each, a plane's `cols`
+/// (a multiple of 16) of dQ take: 96 columns are two chunks of 48, not 64 and a lost 32.
+pub(crate) fn dq_chunks(cols: u32) -> u32 {
+    let mut n = cols.div_ceil(64).max(1);
+    while n < cols && !(cols.is_multiple_of(n) && (cols / n).is_multiple_of(16)) {
+        n += 1;
+    }
+    n
+}
+
 /// Adds the tile's `dS·K` over the cube's keys into `dq_acc` (element offset `row_base` of
 /// the tile's head, rows `start..start + tile`), from `dSᵀ` in `ds_s` (rows keys, columns
 /// queries, row stride `tile + PAD`) and the cube's K in `k_s`. Plane `i` takes 16-query tile
@@ -1087,7 +1097,8 @@ fn dq_atomic<E: Float, N: Size, NA: Size>(
     let m_tiles = comptime!(p.tile / 16);
     let per_m = comptime!(p.planes / m_tiles);
     let cols = comptime!(p.head_dim / per_m);
-    let chunk = comptime!(if cols > 64 { 64 } else { cols });
+    let chunks = comptime!(dq_chunks(cols));
+    let chunk = comptime!(cols / chunks);
     let n_tiles = comptime!(chunk / 8);
     let ld_ds = comptime!(p.tile + PAD);
     let ld_k = comptime!(p.head_dim + PAD);
@@ -1118,7 +1129,7 @@ fn dq_atomic<E: Float, N: Size, NA: Size>(
     let lane_b = ((lm_row + 8 * (lm_mat % 2)) * ld_k + col0 + 8 * (lm_mat / 2)) / vec;
     let mut acc = Array::<Vector<f32, Pair>>::new(comptime!((n_tiles * 2) as usize));
     #[unroll]
-    for ch in 0..comptime!(cols / chunk) {
+    for ch in 0..chunks {
         #[unroll]
         for i in 0..comptime!(n_tiles * 2) {
             acc[i as usize] = Vector::new(0.0f32);
@@ -1237,5 +1248,28 @@ fn load_query_tile<E: Float, N: Size>(
         }
         lse_s[(row0 + tid) as usize] = l;
         delta_s[(row0 + tid) as usize] = dl;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dq_chunks;
+
+    #[test]
+    fn dq_chunks_cover_every_column_in_16_column_steps() {
+        for (cols, want) in [
+            (16, 1),
+            (48, 1),
+            (64, 1),
+            (96, 2),
+            (128, 2),
+            (80, 5),
+            (256, 4),
+        ] {
+            let n = dq_chunks(cols);
+            assert_eq!(n, want, "{cols} columns");
+            assert_eq!(cols % n, 0);
+            assert!((cols / n).is_multiple_of(16) && cols / n <= 64);
+        }
     }
 }
