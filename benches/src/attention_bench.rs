@@ -31,7 +31,8 @@
 //! forward's, as FlashAttention counts) next to Burn's attention under autodiff (its
 //! decomposed fallback), with the device memory reserved by the pool after the run.
 //! `--bwd-configs` adds one row per tensor-core backward tiling, two-kernel and fused dQ
-//! (`flint-mma64-fused`, sm90+), forced through an overlay;
+//! (`flint-mma64-fused`, sm90+), with 4 planes per cube and with 8 (`-p8`), forced through
+//! an overlay;
 //! `--fwd-configs` one row per tensor-core forward tiling, forced through the options.
 //! `--overhead` adds the host-side cost of one `flash_attention` call on a warm cache.
 
@@ -451,16 +452,22 @@ where
         println!("# flint first fwd+bwd call {:.2} s", first / 1e3);
         row("flint", fwd, fb, mem(false));
         if a.bwd_configs {
-            let tilings = [(64, 64), (32, 64), (64, 32), (32, 32)]
-                .map(|(bq, bkv)| AttentionBwdConfig::new(Variant::Mma, bq, bkv));
-            let fused =
-                [64, 32].map(|bq| AttentionBwdConfig::new(Variant::Mma, bq, 64).with_fused_dq());
-            for config in tilings.into_iter().chain(fused) {
+            let mma = |bq, bkv| AttentionBwdConfig::new(Variant::Mma, bq, bkv);
+            let tilings = [(64, 64), (32, 64), (64, 32), (32, 32)].map(|(bq, bkv)| mma(bq, bkv));
+            let wide = [(64, 64), (64, 32), (32, 32)].map(|(bq, bkv)| mma(bq, bkv).with_planes(8));
+            let fused = [mma(64, 64), mma(32, 64), mma(64, 64).with_planes(8)]
+                .map(AttentionBwdConfig::with_fused_dq);
+            for config in tilings.into_iter().chain(wide).chain(fused) {
                 let (bq, bkv) = (config.block_q, config.block_kv);
-                let name = if config.fused_dq {
-                    format!("flint-mma{bq}-fused")
+                let planes = if config.planes == 4 {
+                    String::new()
                 } else {
-                    format!("flint-mma{bq}x{bkv}")
+                    format!("-p{}", config.planes)
+                };
+                let name = if config.fused_dq {
+                    format!("flint-mma{bq}-fused{planes}")
+                } else {
+                    format!("flint-mma{bq}x{bkv}{planes}")
                 };
                 let _forced = flint::overlay(Overlay::new().set(&bwd_op(), config));
                 let (fb, _) = time_any::<B, _>(device, a.iters, || {

@@ -523,8 +523,27 @@ fn fused_dq_gradients_match_reference_on_gpu() {
         return;
     }
     check_half_gradients(&[FloatDType::BF16], || {
-        [64, 32]
-            .map(|bq| Some(AttentionBwdConfig::new(Variant::Mma, bq, 64).with_fused_dq()))
+        let fused = |bq| AttentionBwdConfig::new(Variant::Mma, bq, 64).with_fused_dq();
+        vec![
+            Some(fused(64)),
+            Some(fused(32)),
+            Some(fused(64).with_planes(8)),
+        ]
+    });
+}
+
+/// The tensor-core backward with 8 planes per cube (128 keys per dK/dV cube, 128 queries per
+/// dQ cube) against the f64 reference in bf16, at both query tilings.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA: lavapipe has no f16/bf16 tensor cores (run with --features cuda)"
+)]
+fn eight_plane_gradients_match_reference_on_gpu() {
+    use flint::{AttentionBwdConfig, Variant};
+    check_half_gradients(&[FloatDType::BF16], || {
+        [(64, 64), (32, 32)]
+            .map(|(bq, bkv)| Some(AttentionBwdConfig::new(Variant::Mma, bq, bkv).with_planes(8)))
             .to_vec()
     });
 }

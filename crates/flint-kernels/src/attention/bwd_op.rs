@@ -125,7 +125,7 @@ impl Op for AttentionBwdOp {
             }
             // Each plane takes a 16-query tile and a share of dQ's columns in whole
             // 16-column steps.
-            let per_tile = MMA_PLANES as usize / (c.block_q as usize / 16).max(1);
+            let per_tile = c.planes as usize / (c.block_q as usize / 16).max(1);
             if !(d / per_tile).is_multiple_of(16) {
                 return Err(format!(
                     "fused_dq with block_q {} needs head_dim {d} to split into {per_tile} \
@@ -136,6 +136,12 @@ impl Op for AttentionBwdOp {
         }
         match c.variant {
             Variant::Portable => {
+                if c.planes != MMA_PLANES {
+                    return Err(format!(
+                        "planes {} applies to the MMA variant only (keep {MMA_PLANES})",
+                        c.planes
+                    ));
+                }
                 for (name, x) in [("block_q", c.block_q), ("block_kv", c.block_kv)] {
                     if !(x.is_power_of_two() && (1..=64).contains(&x)) {
                         return Err(format!("{name} {x} is not a power of two in 1..=64"));
@@ -150,6 +156,9 @@ impl Op for AttentionBwdOp {
                     if !matches!(x, 32 | 64) {
                         return Err(format!("{name} {x} is not 32 or 64"));
                     }
+                }
+                if !matches!(c.planes, 4 | 8) {
+                    return Err(format!("planes {} is not 4 or 8", c.planes));
                 }
                 // Per lane, in 32-bit registers: dK/dV keeps (D + Dv) / 2 of accumulators and
                 // block_q of score tiles; dQ keeps D / 2 and block_kv. Softcap keeps its
@@ -241,6 +250,33 @@ mod tests {
         // Every supported head dim splits evenly: D = 32 and 96 at block_q 32 give 16 and 48.
         op.check(&call(32), &fused(32)).unwrap();
         op.check(&call(96), &fused(32)).unwrap();
+    }
+
+    #[test]
+    fn eight_planes_fit_and_other_counts_are_refused() {
+        let op = h100(true);
+        let mma = |bq, bkv| AttentionBwdConfig::new(Variant::Mma, bq, bkv);
+        for c in [mma(64, 64), mma(64, 32), mma(32, 32)] {
+            op.check(&call(128), &c.with_planes(8)).unwrap();
+        }
+        op.check(&call(128), &mma(64, 64).with_planes(8).with_fused_dq())
+            .unwrap();
+        // 128 keys per cube: twice the K and V of 4 planes in shared memory.
+        let (four, eight) = (mma(64, 64), mma(64, 64).with_planes(8));
+        assert!(eight.smem_bytes(128, 128) > four.smem_bytes(128, 128));
+        assert_eq!(eight.units(), 256);
+        for planes in [2, 6, 16] {
+            let err = op
+                .check(&call(128), &mma(64, 64).with_planes(planes))
+                .unwrap_err();
+            assert!(err.contains("planes"), "{err}");
+        }
+        let portable = AttentionBwdConfig::new(Variant::Portable, 16, 16).with_planes(8);
+        assert!(op.check(&call(64), &portable).unwrap_err().contains("MMA"));
+        // A stored config from before the field deserializes with 4 planes.
+        let old: AttentionBwdConfig =
+            serde_yaml::from_str("variant: mma\nblock_q: 64\nblock_kv: 32\n").unwrap();
+        assert_eq!(old, mma(64, 32));
     }
 
     #[test]

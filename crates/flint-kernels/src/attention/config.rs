@@ -85,8 +85,8 @@ impl AttentionFwdConfig {
 /// How the backward is launched. Portable: the dK/dV kernel runs one cube per `block_kv`
 /// keys and walks the queries `block_q` at a time; the dQ kernel runs one cube per `block_q`
 /// queries and walks the keys `block_kv` at a time. MMA: both kernels own 16 rows per plane
-/// (64 per cube); dK/dV walks the queries `block_q` at a time and dQ the keys `block_kv` at
-/// a time.
+/// (`16 · planes` per cube); dK/dV walks the queries `block_q` at a time and dQ the keys
+/// `block_kv` at a time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AttentionBwdConfig {
@@ -102,6 +102,16 @@ pub struct AttentionBwdConfig {
     /// False when absent from a stored config.
     #[serde(default)]
     pub fused_dq: bool,
+    /// MMA only: planes per cube, 4 or 8 (64 or 128 keys per dK/dV cube, queries per dQ
+    /// cube). More keys per cube share each Q and dO tile they load (and, fused, each dQ
+    /// atomic). [`MMA_PLANES`] when absent from a stored config; the portable variant keeps
+    /// that value.
+    #[serde(default = "mma_planes")]
+    pub planes: u32,
+}
+
+fn mma_planes() -> u32 {
+    MMA_PLANES
 }
 
 impl AttentionBwdConfig {
@@ -112,7 +122,13 @@ impl AttentionBwdConfig {
             block_q,
             block_kv,
             fused_dq: false,
+            planes: MMA_PLANES,
         }
+    }
+
+    /// The same tiling with `planes` planes per cube (MMA only: 4 or 8).
+    pub fn with_planes(self, planes: u32) -> Self {
+        Self { planes, ..self }
     }
 
     /// The same tiling with dQ fused into the dK/dV kernel (MMA only).
@@ -127,9 +143,9 @@ impl AttentionBwdConfig {
     /// variant. dK/dV: the block's K and V, their gradient accumulators, a Q and dO tile and
     /// the tile's LSE and delta. dQ: the block's Q, dO and dQ accumulator, a K and V tile.
     ///
-    /// MMA, in 16-bit elements with rows padded by 8: dK/dV holds its 64 keys' K and V and
-    /// two `block_q` tiles of Q and dO (plus the tiles' f32 LSE and delta); dQ holds its 64
-    /// queries' Q and dO and two `block_kv` tiles of K and V. The second tile is the one
+    /// MMA, in 16-bit elements with rows padded by 8: dK/dV holds its `16 · planes` keys' K
+    /// and V and two `block_q` tiles of Q and dO (plus the tiles' f32 LSE and delta); dQ
+    /// holds its `16 · planes` queries' Q and dO and two `block_kv` tiles of K and V. The second tile is the one
     /// being loaded while the first is used.
     pub fn smem_bytes(&self, head_dim: usize, val_dim: usize) -> usize {
         let (bq, bkv) = (self.block_q as usize, self.block_kv as usize);
@@ -141,7 +157,7 @@ impl AttentionBwdConfig {
                 4 * dkdv.max(dq)
             }
             Variant::Mma => {
-                let rows = 16 * MMA_PLANES as usize;
+                let rows = 16 * self.planes as usize;
                 let dkdv = 2 * (rows + 2 * bq) * (d + dv + 16) + 16 * bq;
                 if self.fused_dq {
                     // Plus the tile's dSᵀ, rows padded by 8.
@@ -157,7 +173,7 @@ impl AttentionBwdConfig {
     pub fn units(&self) -> u32 {
         match self.variant {
             Variant::Portable => self.block_q.max(self.block_kv),
-            Variant::Mma => MMA_PLANES * 32,
+            Variant::Mma => self.planes * 32,
         }
     }
 }

@@ -10,7 +10,6 @@ use cubecl::zspace::Shape;
 use super::dq_accum::{dq_accum_finish, dq_accum_zero};
 use super::mma::{BwdMmaParams, attention_bwd_dkdv_mma, attention_bwd_dq_mma};
 use super::portable::{BwdParams, attention_bwd_delta, attention_bwd_dkdv, attention_bwd_dq};
-use crate::attention::config::MMA_PLANES;
 use crate::attention::forward::{MAX_GRID_Y, causal_order, scalars, vector_ok};
 use crate::attention::{AttentionBwdConfig, AttentionBwdOp, AttentionProblem, Variant};
 use crate::{CubeclBenchmark, DeviceLimits, KernelError, fingerprint};
@@ -224,7 +223,7 @@ fn launch_with<R: Runtime>(
             } else {
                 1
             };
-            let rows = 16 * MMA_PLANES as usize;
+            let rows = 16 * c.planes as usize;
             let key_blocks = to_u32(problem.seq_kv.div_ceil(rows), "key blocks")?;
             let query_blocks = to_u32(problem.seq_q.div_ceil(rows), "query blocks")?;
             // Causal: every head's heavy blocks first (see the forward's launch).
@@ -237,7 +236,7 @@ fn launch_with<R: Runtime>(
                 }
             };
             let mma = |tile| BwdMmaParams {
-                planes: MMA_PLANES,
+                planes: c.planes,
                 tile,
                 head_dim: params.head_dim,
                 val_dim: params.val_dim,
@@ -300,7 +299,7 @@ fn launch_with<R: Runtime>(
                 attention_bwd_dkdv_mma::launch_unchecked::<R>(
                     client,
                     grid(key_blocks, bhkv),
-                    CubeDim::new_2d(32, MMA_PLANES),
+                    CubeDim::new_2d(32, c.planes),
                     vec,
                     out_vec,
                     // Two-element atomics need sm90; the stand-in is never touched.
@@ -344,7 +343,7 @@ fn launch_with<R: Runtime>(
                 attention_bwd_dq_mma::launch_unchecked::<R>(
                     client,
                     grid(query_blocks, bh),
-                    CubeDim::new_2d(32, MMA_PLANES),
+                    CubeDim::new_2d(32, c.planes),
                     vec,
                     out_vec,
                     a.q,
