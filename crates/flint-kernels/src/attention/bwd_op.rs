@@ -64,6 +64,13 @@ impl AttentionBwdOp {
             .collect()
     }
 
+    /// The fused dQ with 64-query tiles in 128-key cubes (sm90+).
+    fn fused_wide() -> AttentionBwdConfig {
+        AttentionBwdConfig::new(Variant::Mma, 64, 64)
+            .with_planes(8)
+            .with_fused_dq()
+    }
+
     /// Why the MMA variant cannot run this call, if it cannot (the device).
     fn mma_refusal(&self, inv: &Invocation) -> Option<String> {
         super::op::mma_refusal(&self.limits, inv)
@@ -80,12 +87,19 @@ impl Op for AttentionBwdOp {
     fn version(&self) -> u32 {
         // 2: double-buffered tiles (twice the shared memory) change which tiling is
         // fastest; 3: the fused dQ joined the candidates; 4: three candidates, measured on
-        // an H100 (docs/PERF.md). Re-tune.
-        4
+        // an H100 (docs/PERF.md); 5: eight-plane cubes. Re-tune.
+        5
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {
-        let mut tries = Self::configs(Variant::Mma, &[(64, 64), (32, 32)]);
+        // The H100's fastest where it applies: the fused dQ in 128-key cubes from 2k
+        // queries; 64x32 below, where its atomics weigh more than the matmuls it saves.
+        let long = inv.signature().size("seq_q").is_ok_and(|s| s >= 2048);
+        let mut tries = Vec::new();
+        if long {
+            tries.push(Self::fused_wide());
+        }
+        tries.extend(Self::configs(Variant::Mma, &[(64, 32), (64, 64), (32, 32)]));
         tries.extend(Self::configs(
             Variant::Portable,
             &[(16, 16), (16, 8), (8, 16), (8, 8), (4, 8), (4, 4), (2, 2)],
@@ -97,15 +111,28 @@ impl Op for AttentionBwdOp {
     }
 
     fn candidates(&self, inv: &Invocation) -> Vec<AttentionBwdConfig> {
-        // Small on purpose: first-use tuning compiles three kernels per candidate. On an
-        // H100 (bf16, D 64-128, 1k-16k) 64x32 or 64x64 was fastest everywhere; 32x32 stays
-        // for devices where the 64-query tiles do not fit. The fused dQ is within a few per
-        // cent of them (and 27% slower causal at 1k), so it is opt-in, not tuned.
-        let mut all = Self::configs(Variant::Mma, &[(64, 64), (64, 32), (32, 32)]);
+        // Small on purpose: first-use tuning compiles two or three kernels per candidate.
+        // On an H100 (bf16, D = 128, 1k-16k; docs/PERF.md) the fastest were 64x32 (1k),
+        // the fused dQ with 8 planes (4k-16k, sm90+) and 64x64 (16k causal), 64x32 with 8
+        // planes close behind; 32x32 only where no 64-query tile fits the shared memory.
         if self.mma_refusal(inv).is_some() {
-            all = Self::configs(Variant::Portable, &[(16, 16), (32, 16), (16, 32), (8, 8)]);
+            return Self::configs(Variant::Portable, &[(16, 16), (32, 16), (16, 32), (8, 8)])
+                .into_iter()
+                .filter(|c| self.check(inv, c).is_ok())
+                .collect();
         }
-        all.into_iter()
+        let mut all = Self::configs(Variant::Mma, &[(64, 32), (64, 64)]);
+        all.push(AttentionBwdConfig::new(Variant::Mma, 64, 32).with_planes(8));
+        all.push(Self::fused_wide());
+        let fit: Vec<_> = all
+            .into_iter()
+            .filter(|c| self.check(inv, c).is_ok())
+            .collect();
+        if !fit.is_empty() {
+            return fit;
+        }
+        Self::configs(Variant::Mma, &[(32, 32)])
+            .into_iter()
             .filter(|c| self.check(inv, c).is_ok())
             .collect()
     }
@@ -239,8 +266,19 @@ mod tests {
         op.check(&call(128), &fused(64)).unwrap();
         op.check(&call(128), &fused(32)).unwrap();
         op.check(&call(64), &fused(32)).unwrap();
-        // Opt-in: checked when asked for, never tuned (it did not beat the two kernels).
-        assert!(!op.candidates(&call(128)).iter().any(|c| c.fused_dq));
+        // Tuned in 128-key cubes only, and only with the atomics.
+        let tuned: Vec<_> = op
+            .candidates(&call(128))
+            .into_iter()
+            .filter(|c| c.fused_dq)
+            .collect();
+        assert_eq!(tuned, vec![fused(64).with_planes(8)]);
+        assert!(
+            !h100(false)
+                .candidates(&call(128))
+                .iter()
+                .any(|c| c.fused_dq)
+        );
         // Without two-element atomics, and on the portable kernels.
         let no_atomics = h100(false);
         let err = no_atomics.check(&call(128), &fused(64)).unwrap_err();
@@ -250,6 +288,24 @@ mod tests {
         // Every supported head dim splits evenly: D = 32 and 96 at block_q 32 give 16 and 48.
         op.check(&call(32), &fused(32)).unwrap();
         op.check(&call(96), &fused(32)).unwrap();
+    }
+
+    #[test]
+    fn the_heuristic_fuses_dq_from_2k_queries_where_the_atomics_exist() {
+        let at = |seq: usize| {
+            let base = call(128);
+            let sig = base.signature().clone().with("seq_q", seq);
+            Invocation::new("attention_bwd", sig, base.fingerprint().clone())
+        };
+        let mma = |bq, bkv| AttentionBwdConfig::new(Variant::Mma, bq, bkv);
+        let wide = mma(64, 64).with_planes(8).with_fused_dq();
+        assert_eq!(h100(true).heuristic(&at(4096)).unwrap(), wide);
+        assert_eq!(h100(true).heuristic(&at(1024)).unwrap(), mma(64, 32));
+        assert_eq!(h100(false).heuristic(&at(4096)).unwrap(), mma(64, 32));
+        // Softcap at D = 128 leaves only 32-query tiles.
+        let capped = call_with(128, &["softcap"]);
+        assert_eq!(h100(true).heuristic(&capped).unwrap(), mma(32, 32));
+        assert_eq!(h100(true).candidates(&capped), vec![mma(32, 32)]);
     }
 
     #[test]
