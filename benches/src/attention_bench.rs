@@ -334,7 +334,7 @@ fn bwd_op() -> flint_kernels::attention::AttentionBwdOp {
         plane_ops: false,
         cmma: false,
         mma_16x8x16: Vec::new(),
-        atomic_add_f32x4: false,
+        atomic_add_f32x2: false,
     })
 }
 

@@ -51,7 +51,7 @@ fn the_tuning_space_covers_every_candidate_and_heuristic() {
         plane_ops: !mma.is_empty(),
         cmma: !mma.is_empty(),
         mma_16x8x16: mma.clone(),
-        atomic_add_f32x4: false,
+        atomic_add_f32x2: false,
     };
     let inv = |op: &str, d: usize, seq_q: usize, dtype: &str| {
         let sig = Signature::new()

@@ -32,7 +32,7 @@ fn main() {
         plane_ops: true,
         cmma: true,
         mma_16x8x16: vec!["f16", "bf16"],
-        atomic_add_f32x4: false,
+        atomic_add_f32x2: false,
     });
     let dir = tempfile::tempdir().expect("a temporary directory");
     let config = ScaleConfig {

@@ -95,7 +95,7 @@ mod tests {
         assert_eq!(limits.plane_size, (32, 32));
         assert_eq!(limits.mma_16x8x16, vec!["f16", "bf16"]);
         assert!(
-            !limits.atomic_add_f32x4,
+            !limits.atomic_add_f32x2,
             "absent from the fingerprint: assumed missing"
         );
         let none = DeviceLimits::from_fingerprint(&fp("[]", 32768)).unwrap();
@@ -104,13 +104,13 @@ mod tests {
             "cuda",
             "test GPU",
             "sm_90 smem=232448 units=1024 vec=8 plane=32..32 plane_ops=true cmma=true \
-             mma=[\"bf16\"] f32x4_add=true sms=Some(132)",
+             mma=[\"bf16\"] f32x2_add=true sms=Some(132)",
             "12.8",
         );
         assert!(
             DeviceLimits::from_fingerprint(&with_atomics)
                 .unwrap()
-                .atomic_add_f32x4
+                .atomic_add_f32x2
         );
         let hand_made = DeviceFingerprint::new("cuda", "x", "sm_90", "1");
         assert!(DeviceLimits::from_fingerprint(&hand_made).is_err());

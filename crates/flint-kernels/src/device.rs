@@ -25,8 +25,8 @@ pub struct DeviceLimits {
     pub cmma: bool,
     /// Element types (`f16`, `bf16`) with a register-level `m16n8k16` MMA into f32.
     pub mma_16x8x16: Vec<&'static str>,
-    /// Whether global memory takes atomic adds of four f32 at once (CUDA sm90+).
-    pub atomic_add_f32x4: bool,
+    /// Whether global memory takes atomic adds of two f32 at once (CUDA sm90+).
+    pub atomic_add_f32x2: bool,
 }
 
 impl DeviceLimits {
@@ -42,12 +42,12 @@ impl DeviceLimits {
             plane_ops: props.features.plane.contains(cubecl::features::Plane::Ops),
             cmma: !props.features.matmul.cmma.is_empty(),
             mma_16x8x16: mma_16x8x16(&props.features.matmul.mma),
-            atomic_add_f32x4: {
+            atomic_add_f32x2: {
                 use cubecl::ir::{ElemType, FloatKind, StorageType, Type};
-                let f32x4 = Type::new(StorageType::Atomic(ElemType::Float(FloatKind::F32)))
-                    .with_vector_size(4);
+                let f32x2 = Type::new(StorageType::Atomic(ElemType::Float(FloatKind::F32)))
+                    .with_vector_size(2);
                 props
-                    .atomic_type_usage(f32x4)
+                    .atomic_type_usage(f32x2)
                     .contains(cubecl::ir::features::AtomicUsage::Add)
             },
         }
@@ -98,7 +98,7 @@ impl DeviceLimits {
                 .filter(|t| mma_list.contains(&format!("\"{t}\"")))
                 .collect(),
             // Absent from fingerprints of older releases: assume the narrower device.
-            atomic_add_f32x4: flag("f32x4_add").unwrap_or(false),
+            atomic_add_f32x2: flag("f32x2_add").unwrap_or(false),
         })
     }
 }
@@ -141,7 +141,7 @@ pub fn fingerprint<R: Runtime>(client: &ComputeClient<R>, device: &R::Device) ->
     let (name, compute, driver) =
         native.unwrap_or_else(|| (format!("{device:?}"), String::new(), "unknown".into()));
     let compute = format!(
-        "{compute} smem={} units={} vec={} plane={}..{} plane_ops={} cmma={} mma={:?} f32x4_add={} sms={:?}",
+        "{compute} smem={} units={} vec={} plane={}..{} plane_ops={} cmma={} mma={:?} f32x2_add={} sms={:?}",
         limits.shared_memory,
         limits.max_units_per_cube,
         limits.max_vector_size,
@@ -150,7 +150,7 @@ pub fn fingerprint<R: Runtime>(client: &ComputeClient<R>, device: &R::Device) ->
         limits.plane_ops,
         limits.cmma,
         limits.mma_16x8x16,
-        limits.atomic_add_f32x4,
+        limits.atomic_add_f32x2,
         client.properties().hardware.num_streaming_multiprocessors,
     );
     let fp = DeviceFingerprint::new(runtime, name, compute.trim(), driver);

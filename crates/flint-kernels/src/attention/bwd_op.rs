@@ -147,8 +147,8 @@ impl Op for AttentionBwdOp {
             if c.variant != Variant::Mma {
                 return Err("fused_dq needs the MMA variant".into());
             }
-            if !self.limits.atomic_add_f32x4 {
-                return Err("fused_dq needs four-element f32 atomic adds (CUDA sm90+)".into());
+            if !self.limits.atomic_add_f32x2 {
+                return Err("fused_dq needs two-element f32 atomic adds (CUDA sm90+)".into());
             }
             // Each plane takes a 16-query tile and a share of dQ's columns in whole
             // 16-column steps.
@@ -227,7 +227,7 @@ mod tests {
             plane_ops: true,
             cmma: true,
             mma_16x8x16: vec!["f16", "bf16"],
-            atomic_add_f32x4: atomics,
+            atomic_add_f32x2: atomics,
         })
     }
 
@@ -279,7 +279,7 @@ mod tests {
                 .iter()
                 .any(|c| c.fused_dq)
         );
-        // Without four-element atomics, and on the portable kernels.
+        // Without two-element atomics, and on the portable kernels.
         let no_atomics = h100(false);
         let err = no_atomics.check(&call(128), &fused(64)).unwrap_err();
         assert!(err.contains("atomic"), "{err}");

@@ -259,7 +259,7 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
 
     {
         use attention_bwd_dkdv_mma as m;
-        let na = if spec.fused_dq { 4usize } else { 1 };
+        let na = if spec.fused_dq { 2usize } else { 1 };
         let mut a = Args {
             client: client.clone(),
             launcher: KernelLauncher::new(settings.clone()),

@@ -323,7 +323,7 @@ mod tests {
             plane_ops: true,
             cmma: true,
             mma_16x8x16: vec!["f16", "bf16"],
-            atomic_add_f32x4: false,
+            atomic_add_f32x2: false,
         })
     }
 

@@ -302,8 +302,8 @@ fn launch_with<R: Runtime>(
                     CubeDim::new_2d(32, c.planes),
                     vec,
                     out_vec,
-                    // Four-element atomics need sm90; the stand-in is never touched.
-                    if c.fused_dq { 4 } else { 1 },
+                    // Two-element atomics need sm90; the stand-in is never touched.
+                    if c.fused_dq { 2 } else { 1 },
                     a.q,
                     a.k,
                     a.v,

@@ -55,7 +55,7 @@ pub struct BwdMmaParams {
     /// The grid is `(B·heads, blocks)` rather than `(blocks, B·heads)`, so that the heavy
     /// blocks of every head start before the light ones (see `block_and_head`).
     pub heads_major: bool,
-    /// The dK/dV kernel adds dQ into an f32 accumulator (four-element atomics) and the dQ
+    /// The dK/dV kernel adds dQ into an f32 accumulator (two-element atomics) and the dQ
     /// kernel does not run.
     pub fused_dq: bool,
     /// An additive bias tensor is read.
@@ -316,7 +316,7 @@ fn product_acc_b<E: Float, N: Size>(
 }
 
 /// dK and dV, and with `fused_dq` the unscaled dQ added into `dq_acc` (`[B, H, Sq, D]` f32,
-/// zeroed, read four elements at a time; any small tensor otherwise). Grid
+/// zeroed, read two elements at a time; any small tensor otherwise). Grid
 /// `(ceil(Sk / (16·planes)), B·Hkv)` or its transpose with `heads_major`, cube `(32, planes)`.
 // CubeCL emits the fast `__expf` only with all three flags; NaN still propagates through it.
 #[cube(
@@ -1160,42 +1160,19 @@ fn dq_atomic<E: Float, N: Size, NA: Size>(
                 }
             }
         }
-        // Four-element atomics, half as many as pairs: lanes 2u and 2u + 1 (columns 4u..4u+3
-        // of each 8-column tile) swap one pair, so the even lane holds four columns of row g
-        // and the odd one four of row g + 8.
-        let odd = t % 2;
-        let row = start + (mt * 16 + g + odd * 8) as i32;
-        let inside = row < seq_q as i32;
-        // The lane's first four columns, in fours; the tiles add constants, which fold into
-        // the atomics' address offsets.
-        let lane_at = (row_base
-            + select(inside, row, 0i32) as usize * dq_acc.stride(2)
-            + (col0 + (t / 2) * 4) as usize)
-            / 4;
         #[unroll]
-        for j in 0..n_tiles {
-            let upper = acc[(j * 2) as usize];
-            let lower = acc[(j * 2 + 1) as usize];
-            // Every lane shuffles (outside any branch): the even lane sends its row g + 8
-            // pair, the odd one its row g pair.
-            let mut send = lower;
-            if odd == 1 {
-                send = upper;
-            }
-            let got = plane_shuffle_xor(send, 1u32);
-            let mut lo = upper;
-            let mut hi = got;
-            if odd == 1 {
-                lo = got;
-                hi = lower;
-            }
-            let mut four = Vector::<f32, NA>::new(0.0f32);
-            four[0] = lo[0];
-            four[1] = lo[1];
-            four[2] = hi[0];
-            four[3] = hi[1];
-            if inside {
-                dq_acc[lane_at + comptime!((ch * chunk + j * 8) / 4) as usize].fetch_add(four);
+        for r in 0..2u32 {
+            let row = start + (mt * 16 + g + r * 8) as i32;
+            if row < seq_q as i32 {
+                // The lane's first pair of the row, in pairs; the tiles add constants, which
+                // fold into the atomics' address offsets.
+                let lane_at =
+                    (row_base + row as usize * dq_acc.stride(2) + (col0 + t * 2) as usize) / 2;
+                #[unroll]
+                for j in 0..n_tiles {
+                    dq_acc[lane_at + comptime!((ch * chunk + j * 8) / 2) as usize]
+                        .fetch_add(Vector::cast_from(acc[(j * 2 + r) as usize]));
+                }
             }
         }
     }
