@@ -479,26 +479,39 @@ fn half_cases() -> Vec<(&'static str, Case)> {
     v
 }
 
-/// f16 and bf16 gradients (and the bias gradient) against the f64 reference, through the
-/// selector and through each backward variant forced by a scoped overlay (tensor cores in two
-/// tilings, and portable). The baseline is an unfused backward rounding like a framework's
-/// half-precision ops.
+/// bf16 gradients (and the bias gradient) against the f64 reference, through the selector
+/// and through each backward variant forced by a scoped overlay (tensor cores in two tilings,
+/// and portable). The baseline is an unfused backward rounding like a framework's
+/// half-precision ops. One test per dtype keeps each within a device call's time.
 #[test]
 #[cfg_attr(
     not(feature = "cuda"),
     ignore = "needs CUDA: lavapipe has no f16/bf16 tensor cores (run with --features cuda)"
 )]
 fn half_precision_gradients_match_reference_on_gpu() {
+    check_half_gradients(&[FloatDType::BF16], half_configs);
+}
+
+/// [`half_precision_gradients_match_reference_on_gpu`] in f16.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA: lavapipe has no f16/bf16 tensor cores (run with --features cuda)"
+)]
+fn half_precision_f16_gradients_match_reference_on_gpu() {
+    check_half_gradients(&[FloatDType::F16], half_configs);
+}
+
+/// The selector's choice, the portable backward and two tensor-core tilings.
+fn half_configs() -> Vec<Option<flint::AttentionBwdConfig>> {
     use flint::{AttentionBwdConfig, Variant};
     let config = AttentionBwdConfig::new;
-    check_half_gradients(&[FloatDType::BF16, FloatDType::F16], || {
-        vec![
-            None,
-            Some(config(Variant::Portable, 16, 16)),
-            Some(config(Variant::Mma, 64, 64)),
-            Some(config(Variant::Mma, 32, 32)),
-        ]
-    });
+    vec![
+        None,
+        Some(config(Variant::Portable, 16, 16)),
+        Some(config(Variant::Mma, 64, 64)),
+        Some(config(Variant::Mma, 32, 32)),
+    ]
 }
 
 /// The fused dQ (the dK/dV kernel adding dQ through f32 atomics, several key blocks into the
