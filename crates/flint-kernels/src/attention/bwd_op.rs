@@ -115,26 +115,26 @@ impl Op for AttentionBwdOp {
         // On an H100 (bf16, D = 128, 1k-16k; docs/PERF.md) the fastest were 64x32 (1k),
         // the fused dQ with 8 planes (4k-16k, sm90+) and 64x64 (16k causal), 64x32 with 8
         // planes close behind; 32x32 only where no 64-query tile fits the shared memory.
-        if self.mma_refusal(inv).is_some() {
-            return Self::configs(Variant::Portable, &[(16, 16), (32, 16), (16, 32), (8, 8)])
-                .into_iter()
+        let fitting = |all: Vec<AttentionBwdConfig>| -> Vec<AttentionBwdConfig> {
+            all.into_iter()
                 .filter(|c| self.check(inv, c).is_ok())
-                .collect();
+                .collect()
+        };
+        if self.mma_refusal(inv).is_some() {
+            return fitting(Self::configs(
+                Variant::Portable,
+                &[(16, 16), (32, 16), (16, 32), (8, 8)],
+            ));
         }
         let mut all = Self::configs(Variant::Mma, &[(64, 32), (64, 64)]);
         all.push(AttentionBwdConfig::new(Variant::Mma, 64, 32).with_planes(8));
         all.push(Self::fused_wide());
-        let fit: Vec<_> = all
-            .into_iter()
-            .filter(|c| self.check(inv, c).is_ok())
-            .collect();
-        if !fit.is_empty() {
-            return fit;
+        let fit = fitting(all);
+        if fit.is_empty() {
+            fitting(Self::configs(Variant::Mma, &[(32, 32)]))
+        } else {
+            fit
         }
-        Self::configs(Variant::Mma, &[(32, 32)])
-            .into_iter()
-            .filter(|c| self.check(inv, c).is_ok())
-            .collect()
     }
 
     fn key(&self, inv: &Invocation) -> CallKey {
