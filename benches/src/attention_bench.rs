@@ -16,7 +16,8 @@
 //! cargo run --release -p flint-benches --features cuda --bin attention_bench -- \
 //!     [--workloads | --workload LABEL] [--dims 128 --seqs 1024,4096] [--dtype bf16|f16|f32] [--no-burn] \
 //!     [--csv out.csv] [--svg out.svg --reference sdpa.txt] [--iters 5] [--bwd]
-//!     [--bwd-configs] [--fwd-configs] [--overhead] [--wgpu] [--no-kernel-cache]
+//!     [--bwd-configs] [--fwd-configs] [--split-configs] [--portable-configs] [--check]
+//!     [--overhead] [--wgpu] [--no-kernel-cache]
 //! ```
 //!
 //! The backend is CUDA in a build with the `cuda` feature, else wgpu; `--wgpu` picks wgpu in
@@ -33,7 +34,12 @@
 //! `--bwd-configs` adds one row per tensor-core backward tiling, two-kernel and fused dQ
 //! (`flint-mma64-fused`, sm90+), with 4 planes per cube and with 8 (`-p8`), forced through
 //! an overlay;
-//! `--fwd-configs` one row per tensor-core forward tiling, forced through the options.
+//! `--fwd-configs` one row per tensor-core forward tiling, forced through the options;
+//! `--split-configs` one row per one-plane tiling and split-K part count for workloads of at
+//! most 16 queries (decoding); `--portable-configs` one row per portable-kernel tiling.
+//! `--check` compares each forward with Burn's attention in f32 on the same device (the
+//! relative L2 error, failing the run above 2%): for backends the test suite cannot reach,
+//! such as Vulkan on a GPU machine.
 //! `--overhead` adds the host-side cost of one `flash_attention` call on a warm cache.
 
 use std::fmt::Write as _;
@@ -43,7 +49,7 @@ use std::time::Instant;
 use burn::tensor::backend::Backend;
 use burn::tensor::module::attention as burn_attention;
 use burn::tensor::ops::AttentionModuleOptions;
-use burn::tensor::{DType, Distribution, Tensor};
+use burn::tensor::{DType, Distribution, ElementConversion, Tensor};
 use flint::{
     AttentionBwdConfig, AttentionFwdConfig, AttentionOptions, FlashAttentionBackend, Overlay,
     Variant,
@@ -89,6 +95,13 @@ pub struct Args {
     pub bwd_configs: bool,
     /// Forward: also time each tensor-core forward tiling, forced through the options.
     pub fwd_configs: bool,
+    /// Forward, decode-like workloads: also time one-plane tilings at each split-K count.
+    pub split_configs: bool,
+    /// Forward: also time the portable kernel's tilings (f32, adapters without tensor cores).
+    pub portable_configs: bool,
+    /// Forward: compare flint's output with Burn's attention computed in f32 on the same
+    /// device, and fail on a relative error above 2%.
+    pub check: bool,
     /// Forward: also measure the host-side cost of one call on a warm cache.
     pub overhead: bool,
     /// Run on wgpu even in a build with CUDA.
@@ -115,6 +128,9 @@ impl Default for Args {
             bwd: false,
             bwd_configs: false,
             fwd_configs: false,
+            split_configs: false,
+            portable_configs: false,
+            check: false,
             overhead: false,
             wgpu: false,
         }
@@ -185,6 +201,9 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
                 a.bwd_configs = true;
             }
             "--fwd-configs" => a.fwd_configs = true,
+            "--split-configs" => a.split_configs = true,
+            "--portable-configs" => a.portable_configs = true,
+            "--check" => a.check = true,
             "--overhead" => a.overhead = true,
             "--wgpu" => a.wgpu = true,
             // Read by the binary's `main` before any device exists.
@@ -334,6 +353,7 @@ fn bwd_op() -> flint_kernels::attention::AttentionBwdOp {
         plane_ops: false,
         cmma: false,
         mma_16x8x16: Vec::new(),
+        cmma_16x16x16: Vec::new(),
         atomic_add_f32x2: false,
     })
 }
@@ -544,6 +564,24 @@ const FWD_TILINGS: [(u32, u32); 6] = [
     (128, 128),
 ];
 
+/// Key-tile widths and split-K part counts `--split-configs` times with one-plane (16-row)
+/// query blocks, for workloads of at most 16 queries.
+const SPLIT_TILES: [u32; 3] = [32, 64, 128];
+/// See [`SPLIT_TILES`].
+const SPLIT_PARTS: [u32; 6] = [4, 8, 16, 32, 64, 128];
+/// The portable kernel's tilings `--portable-configs` times (query rows, keys per tile); those
+/// the device's shared memory cannot hold are reported as refused.
+const PORTABLE_TILINGS: [(u32, u32); 8] = [
+    (16, 16),
+    (32, 16),
+    (64, 16),
+    (128, 16),
+    (64, 32),
+    (128, 32),
+    (64, 64),
+    (128, 64),
+];
+
 /// Outputs `--overhead` keeps alive at a time.
 const OVERHEAD_RING: usize = 64;
 /// A shape whose kernel takes a few microseconds, so the host side dominates.
@@ -629,6 +667,8 @@ const OVERHEAD_BURST: usize = 8;
 
 /// Burn's attention materialises the `[B, H, Sq, Sk]` scores; past this it is skipped.
 const BURN_SCORES_LIMIT: f64 = 16.0 * (1u64 << 30) as f64;
+/// The largest f32 score matrix `--check` asks Burn's attention for.
+const CHECK_SCORES_LIMIT: f64 = (1u64 << 30) as f64;
 
 fn run<B: FlashAttentionBackend>(
     name: &str,
@@ -636,7 +676,7 @@ fn run<B: FlashAttentionBackend>(
     a: &Args,
     list: &[Workload],
     points: &mut Vec<Point>,
-) -> String {
+) -> Result<String, String> {
     let mut csv = String::from(
         "impl,label,d,dv,causal,seq_q,seq_k,batch,heads,kv_heads,dtype,ms,tflops,roofline_pct,first_call_ms\n",
     );
@@ -694,25 +734,45 @@ fn run<B: FlashAttentionBackend>(
             )
         });
         row("flint", timing);
+        if a.check {
+            check_against_burn::<B>(&q, &k, &v, w)?;
+        }
+        let mut forced: Vec<(String, AttentionFwdConfig)> = Vec::new();
         if a.fwd_configs {
             for (bq, bkv) in FWD_TILINGS {
                 let config = AttentionFwdConfig::new(Variant::Mma, bq, bkv);
-                let options = AttentionOptions::new().with_causal(w.causal).config(config);
-                let first = flint::try_flash_attention_with(
-                    q.clone(),
-                    k.clone(),
-                    v.clone(),
-                    options.clone(),
-                );
-                if let Err(why) = first {
-                    println!("# flint-mma{bq}x{bkv} {}: refused: {why}", w.label);
-                    continue;
-                }
-                let timing = time::<B>(device, a.iters, || {
-                    flint::flash_attention_with(q.clone(), k.clone(), v.clone(), options.clone())
-                });
-                row(&format!("flint-mma{bq}x{bkv}"), timing);
+                forced.push((format!("flint-mma{bq}x{bkv}"), config));
             }
+        }
+        if a.split_configs && w.sq <= 16 {
+            for bkv in SPLIT_TILES {
+                for splits in SPLIT_PARTS {
+                    let config = AttentionFwdConfig {
+                        splits,
+                        ..AttentionFwdConfig::new(Variant::Mma, 16, bkv)
+                    };
+                    forced.push((format!("flint-mma16x{bkv}-s{splits}"), config));
+                }
+            }
+        }
+        if a.portable_configs {
+            for (bq, bkv) in PORTABLE_TILINGS {
+                let config = AttentionFwdConfig::new(Variant::Portable, bq, bkv);
+                forced.push((format!("flint-portable{bq}x{bkv}"), config));
+            }
+        }
+        for (name, config) in forced {
+            let options = AttentionOptions::new().with_causal(w.causal).config(config);
+            let first =
+                flint::try_flash_attention_with(q.clone(), k.clone(), v.clone(), options.clone());
+            if let Err(why) = first {
+                println!("# {name} {}: refused: {why}", w.label);
+                continue;
+            }
+            let timing = time::<B>(device, a.iters, || {
+                flint::flash_attention_with(q.clone(), k.clone(), v.clone(), options.clone())
+            });
+            row(&name, timing);
         }
         let scores = (w.b * w.h * w.sq * w.sk) as f64 * 4.0;
         if a.burn && scores <= BURN_SCORES_LIMIT {
@@ -747,7 +807,71 @@ fn run<B: FlashAttentionBackend>(
             );
         }
     }
-    csv
+    Ok(csv)
+}
+
+/// Flint's forward against Burn's attention on f32 copies of the inputs, on the same device.
+///
+/// # Errors
+/// A relative L2 error above 2% (bf16/f16 inputs round P and the output; the kernels land
+/// near 1e-3).
+fn check_against_burn<B: FlashAttentionBackend>(
+    q: &Tensor<B, 4>,
+    k: &Tensor<B, 4>,
+    v: &Tensor<B, 4>,
+    w: &Workload,
+) -> Result<(), String> {
+    // Burn's attention materialises the f32 scores in one buffer, and wgpu refuses buffers
+    // past a device limit (2 GiB and more were refused on an H100 through Vulkan).
+    let scores = (w.b * w.h * w.sq * w.sk * 4) as f64;
+    if scores > CHECK_SCORES_LIMIT {
+        println!(
+            "# check {}: skipped (Burn's f32 scores would need {:.1} GiB)",
+            w.label,
+            scores / (1u64 << 30) as f64
+        );
+        return Ok(());
+    }
+    let got = flint::flash_attention_with(
+        q.clone(),
+        k.clone(),
+        v.clone(),
+        AttentionOptions::new().with_causal(w.causal),
+    )
+    .cast(DType::F32);
+    let group = w.h / w.hkv;
+    let expand = |t: &Tensor<B, 4>, dd| {
+        t.clone()
+            .cast(DType::F32)
+            .unsqueeze_dim::<5>(2)
+            .expand([w.b, w.hkv, group, w.sk, dd])
+            .reshape([w.b, w.h, w.sk, dd])
+    };
+    let want = burn_attention(
+        q.clone().cast(DType::F32),
+        expand(k, w.d),
+        expand(v, w.dv),
+        None,
+        None,
+        AttentionModuleOptions {
+            scale: None,
+            softcap: None,
+            is_causal: w.causal,
+        },
+    );
+    let sq = |t: Tensor<B, 4>| t.powi_scalar(2).sum().into_scalar().elem::<f64>();
+    let rel = (sq(got - want.clone()) / sq(want)).sqrt();
+    println!(
+        "# check {}: relative L2 error against Burn's attention in f32: {rel:.2e}",
+        w.label
+    );
+    if rel.is_nan() || rel > 2e-2 {
+        return Err(format!(
+            "{}: relative error {rel:.2e} exceeds 2e-2",
+            w.label
+        ));
+    }
+    Ok(())
 }
 
 fn write_file(path: &Path, text: &str) -> Result<(), String> {
@@ -772,11 +896,13 @@ fn run_cuda(args: &Args, list: &[Workload], points: &mut Vec<Point>) -> Result<S
             &device, args,
         );
     }
-    Ok(if args.bwd {
-        run_bwd::<burn::backend::Cuda>("cuda", &device, args, list, &mem, points)
+    if args.bwd {
+        Ok(run_bwd::<burn::backend::Cuda>(
+            "cuda", &device, args, list, &mem, points,
+        ))
     } else {
         run::<burn::backend::Cuda>("cuda", &device, args, list, points)
-    })
+    }
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -792,11 +918,18 @@ fn run_wgpu(args: &Args, list: &[Workload], points: &mut Vec<Point>) -> Result<S
             &device, args,
         );
     }
-    Ok(if args.bwd {
-        run_bwd::<burn::backend::Wgpu>("wgpu", &device, args, list, &|_| None, points)
+    if args.bwd {
+        Ok(run_bwd::<burn::backend::Wgpu>(
+            "wgpu",
+            &device,
+            args,
+            list,
+            &|_| None,
+            points,
+        ))
     } else {
         run::<burn::backend::Wgpu>("wgpu", &device, args, list, points)
-    })
+    }
 }
 
 #[cfg(not(feature = "wgpu"))]

@@ -32,6 +32,7 @@ fn main() {
         plane_ops: true,
         cmma: true,
         mma_16x8x16: vec!["f16", "bf16"],
+        cmma_16x16x16: vec!["f16", "bf16"],
         atomic_add_f32x2: false,
     });
     let dir = tempfile::tempdir().expect("a temporary directory");

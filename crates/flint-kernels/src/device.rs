@@ -25,6 +25,9 @@ pub struct DeviceLimits {
     pub cmma: bool,
     /// Element types (`f16`, `bf16`) with a register-level `m16n8k16` MMA into f32.
     pub mma_16x8x16: Vec<&'static str>,
+    /// Element types (`f16`, `bf16`) with a cooperative-matrix (`cmma`) 16 x 16 x 16 product
+    /// into f32: CUDA's WMMA, Vulkan's cooperative matrices (SPIR-V), ROCm's WMMA.
+    pub cmma_16x16x16: Vec<&'static str>,
     /// Whether global memory takes atomic adds of two f32 at once (CUDA sm90+).
     pub atomic_add_f32x2: bool,
 }
@@ -41,7 +44,8 @@ impl DeviceLimits {
             plane_size: (hw.plane_size_min, hw.plane_size_max),
             plane_ops: props.features.plane.contains(cubecl::features::Plane::Ops),
             cmma: !props.features.matmul.cmma.is_empty(),
-            mma_16x8x16: mma_16x8x16(&props.features.matmul.mma),
+            mma_16x8x16: f32_products(&props.features.matmul.mma, (16, 8, 16)),
+            cmma_16x16x16: f32_products(&props.features.matmul.cmma, (16, 16, 16)),
             atomic_add_f32x2: {
                 use cubecl::ir::{ElemType, FloatKind, StorageType, Type};
                 let f32x2 = Type::new(StorageType::Atomic(ElemType::Float(FloatKind::F32)))
@@ -85,6 +89,17 @@ impl DeviceLimits {
             .ok_or("the fingerprint records no `mma` list")?;
         let mma_list = &compute[mma_start + 5..];
         let mma_list = &mma_list[..mma_list.find(']').unwrap_or(mma_list.len())];
+        // Absent from fingerprints of older releases: no cmma shape assumed.
+        let cmma_list = compute.find("cmma16=[").map_or("", |at| {
+            let list = &compute[at + 8..];
+            &list[..list.find(']').unwrap_or(list.len())]
+        });
+        let dtypes = |list: &str| -> Vec<&'static str> {
+            ["f16", "bf16"]
+                .into_iter()
+                .filter(|t| list.contains(&format!("\"{t}\"")))
+                .collect()
+        };
         Ok(Self {
             shared_memory: num("smem")?,
             max_units_per_cube: u32::try_from(num("units")?)
@@ -93,18 +108,18 @@ impl DeviceLimits {
             plane_size: (lo, hi),
             plane_ops: flag("plane_ops")?,
             cmma: flag("cmma")?,
-            mma_16x8x16: ["f16", "bf16"]
-                .into_iter()
-                .filter(|t| mma_list.contains(&format!("\"{t}\"")))
-                .collect(),
+            mma_16x8x16: dtypes(mma_list),
+            cmma_16x16x16: dtypes(cmma_list),
             // Absent from fingerprints of older releases: assume the narrower device.
             atomic_add_f32x2: flag("f32x2_add").unwrap_or(false),
         })
     }
 }
 
-fn mma_16x8x16(
+/// The element types (`f16`, `bf16`) of `set` with an f32 accumulator at shape `(m, n, k)`.
+fn f32_products(
     set: &std::collections::BTreeSet<cubecl::ir::features::MmaConfig>,
+    shape: (u32, u32, u32),
 ) -> Vec<&'static str> {
     use cubecl::ir::{ElemType, FloatKind, StorageType};
     let f32_acc = StorageType::Scalar(ElemType::Float(FloatKind::F32));
@@ -113,10 +128,7 @@ fn mma_16x8x16(
         .filter(|(_, kind)| {
             let ab = StorageType::Scalar(ElemType::Float(*kind));
             set.iter().any(|c| {
-                c.a_type == ab
-                    && c.b_type == ab
-                    && c.cd_type == f32_acc
-                    && (c.m, c.n, c.k) == (16, 8, 16)
+                c.a_type == ab && c.b_type == ab && c.cd_type == f32_acc && (c.m, c.n, c.k) == shape
             })
         })
         .map(|(name, _)| name)
@@ -141,7 +153,7 @@ pub fn fingerprint<R: Runtime>(client: &ComputeClient<R>, device: &R::Device) ->
     let (name, compute, driver) =
         native.unwrap_or_else(|| (format!("{device:?}"), String::new(), "unknown".into()));
     let compute = format!(
-        "{compute} smem={} units={} vec={} plane={}..{} plane_ops={} cmma={} mma={:?} f32x2_add={} sms={:?}",
+        "{compute} smem={} units={} vec={} plane={}..{} plane_ops={} cmma={} mma={:?} f32x2_add={} cmma16={:?} sms={:?}",
         limits.shared_memory,
         limits.max_units_per_cube,
         limits.max_vector_size,
@@ -151,6 +163,7 @@ pub fn fingerprint<R: Runtime>(client: &ComputeClient<R>, device: &R::Device) ->
         limits.cmma,
         limits.mma_16x8x16,
         limits.atomic_add_f32x2,
+        limits.cmma_16x16x16,
         client.properties().hardware.num_streaming_multiprocessors,
     );
     let fp = DeviceFingerprint::new(runtime, name, compute.trim(), driver);

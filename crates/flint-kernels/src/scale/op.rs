@@ -134,6 +134,7 @@ mod tests {
             plane_ops: false,
             cmma: false,
             mma_16x8x16: Vec::new(),
+            cmma_16x16x16: Vec::new(),
             atomic_add_f32x2: false,
         }
     }
