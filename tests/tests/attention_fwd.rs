@@ -461,6 +461,34 @@ fn half_precision_matches_reference(dtype: FloatDType) {
     }
 }
 
+/// The cooperative-matrix kernel (the tensor-core path of Vulkan devices) against the f64
+/// reference, forced in four tilings, f16 and bf16, on every half-precision case. On CUDA it
+/// runs through WMMA, the same `cmma` source that SPIR-V gets.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA: lavapipe has no cooperative matrices (run with --features cuda)"
+)]
+fn cooperative_matrix_kernel_matches_reference_on_gpu() {
+    use flint::Variant;
+    let device = gpu();
+    let config =
+        |block_q, block_kv| Some(AttentionFwdConfig::new(Variant::Cmma, block_q, block_kv));
+    let started = std::time::Instant::now();
+    for dtype in [FloatDType::F16, FloatDType::BF16] {
+        for (name, case) in half_cases() {
+            let configs = [
+                config(64, 32),
+                config(32, 64),
+                config(16, 16),
+                config(64, 16),
+            ];
+            eprintln!("{dtype:?} {name} at {:?}", started.elapsed());
+            check_in::<Gpu>(&case, &device, 11, dtype, &configs);
+        }
+    }
+}
+
 #[test]
 fn eight_threads_with_mixed_shapes_on_one_device() {
     let device = gpu();
@@ -573,11 +601,12 @@ fn nan_and_inf_inputs_propagate_through_the_tensor_core_kernel() {
             ..RefOptions::default()
         };
         let (want, _) = attention_ref(&inputs, &opts);
-        // Unsplit, and split-K in 2 parts (the merge must carry a NaN part through).
-        for splits in [1, 2] {
+        // Unsplit, split-K in 2 parts (the merge must carry a NaN part through), and the
+        // cooperative-matrix kernel.
+        for (splits, variant) in [(1, Variant::Mma), (2, Variant::Mma), (1, Variant::Cmma)] {
             let config = AttentionFwdConfig {
                 splits,
-                ..AttentionFwdConfig::new(Variant::Mma, 64, 32)
+                ..AttentionFwdConfig::new(variant, 64, 32)
             };
             let got = flint::try_flash_attention_with(
                 half(&q),
@@ -595,7 +624,7 @@ fn nan_and_inf_inputs_propagate_through_the_tensor_core_kernel() {
             assert_eq!(
                 nan_rows(&got),
                 nan_rows(&want),
-                "{poison}, {splits} parts: NaN rows differ"
+                "{poison}, {variant:?}, {splits} parts: NaN rows differ"
             );
             let err = got
                 .iter()
@@ -605,7 +634,7 @@ fn nan_and_inf_inputs_propagate_through_the_tensor_core_kernel() {
                 .fold(0f64, f64::max);
             assert!(
                 err < 2e-2,
-                "{poison}, {splits} parts: finite outputs differ by {err}"
+                "{poison}, {variant:?}, {splits} parts: finite outputs differ by {err}"
             );
         }
     }

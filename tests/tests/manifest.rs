@@ -39,18 +39,22 @@ fn the_tuning_space_covers_every_candidate_and_heuristic() {
     use flint_tune::{DeviceFingerprint, Invocation, Op, Signature};
 
     let manifest = Manifest::load_dir(&root().join("manifest")).unwrap_or_else(|e| panic!("{e}"));
+    // (shared memory, register-level MMA dtypes, cmma dtypes)
     let devices = [
-        (232_448, vec!["f16", "bf16"]), // an H100
-        (32_768, vec![]),               // lavapipe: no tensor cores, 32 KiB
+        (232_448, vec!["f16", "bf16"], vec!["f16", "bf16"]), // an H100 on CUDA
+        (49_152, vec![], vec!["f16", "bf16"]),               // Vulkan: cooperative matrices
+        (32_768, vec![], vec![]),                            // lavapipe: no tensor cores, 32 KiB
     ];
-    let limits = |(smem, mma): &(usize, Vec<&'static str>)| DeviceLimits {
+    type Device = (usize, Vec<&'static str>, Vec<&'static str>);
+    let limits = |(smem, mma, cmma): &Device| DeviceLimits {
         shared_memory: *smem,
         max_units_per_cube: 1024,
         max_vector_size: 8,
         plane_size: (32, 32),
-        plane_ops: !mma.is_empty(),
-        cmma: !mma.is_empty(),
+        plane_ops: !cmma.is_empty(),
+        cmma: !cmma.is_empty(),
         mma_16x8x16: mma.clone(),
+        cmma_16x16x16: cmma.clone(),
         atomic_add_f32x2: false,
     };
     let inv = |op: &str, d: usize, seq_q: usize, dtype: &str| {

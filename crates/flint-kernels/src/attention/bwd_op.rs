@@ -162,6 +162,11 @@ impl Op for AttentionBwdOp {
             }
         }
         match c.variant {
+            Variant::Cmma => {
+                return Err(
+                    "the cmma variant is forward-only (the backward runs portable or mma)".into(),
+                );
+            }
             Variant::Portable => {
                 if c.planes != MMA_PLANES {
                     return Err(format!(
@@ -227,6 +232,7 @@ mod tests {
             plane_ops: true,
             cmma: true,
             mma_16x8x16: vec!["f16", "bf16"],
+            cmma_16x16x16: vec!["f16", "bf16"],
             atomic_add_f32x2: atomics,
         })
     }

@@ -14,6 +14,10 @@ pub enum Variant {
     /// Tensor cores through register-level MMA (f16/bf16, CUDA sm80+): one plane of 32
     /// lanes per 16 query rows, Q, S and O in registers.
     Mma,
+    /// Tensor cores through cooperative matrices (`cmma`, f16/bf16, 16 x 16 x 16) where the
+    /// register-level MMA is missing (Vulkan through SPIR-V): one plane of 32 lanes per 16
+    /// query rows, Q and O in matrix fragments, scores and P in shared memory. Forward only.
+    Cmma,
 }
 
 /// How the forward is launched: `block_q` query rows per cube (one unit each in the portable
@@ -53,12 +57,14 @@ impl AttentionFwdConfig {
 
     /// Shared memory per cube. Portable, all f32: the K and V tiles plus each row's output
     /// accumulator and tile scores. MMA, in 16-bit elements: the Q, K and V tiles, rows
-    /// padded by 8.
+    /// padded by 8. Cmma: the K and V tiles and the tile's P in 16-bit elements, its scores
+    /// in f32.
     pub fn smem_bytes(&self, head_dim: usize, val_dim: usize) -> usize {
         let (bq, bkv) = (self.block_q as usize, self.block_kv as usize);
         match self.variant {
             Variant::Portable => 4 * (bkv * (head_dim + val_dim) + bq * val_dim + bq * bkv),
             Variant::Mma => 2 * ((bq + bkv) * (head_dim + 8) + bkv * (val_dim + 8)),
+            Variant::Cmma => 2 * (bkv * (head_dim + val_dim) + bq * bkv) + 4 * bq * bkv,
         }
     }
 
@@ -67,6 +73,7 @@ impl AttentionFwdConfig {
         match self.variant {
             Variant::Portable => self.block_q,
             Variant::Mma => self.planes() * 32,
+            Variant::Cmma => self.block_q / 16 * 32,
         }
     }
 
@@ -166,6 +173,8 @@ impl AttentionBwdConfig {
                 let dq = 2 * (rows + 2 * bkv) * (d + dv + 16);
                 dkdv.max(dq)
             }
+            // No cmma backward: the op refuses the variant before asking.
+            Variant::Cmma => 0,
         }
     }
 
@@ -173,7 +182,7 @@ impl AttentionBwdConfig {
     pub fn units(&self) -> u32 {
         match self.variant {
             Variant::Portable => self.block_q.max(self.block_kv),
-            Variant::Mma => self.planes * 32,
+            Variant::Mma | Variant::Cmma => self.planes * 32,
         }
     }
 }

@@ -111,9 +111,40 @@ pub(crate) fn mma_refusal(limits: &DeviceLimits, inv: &Invocation) -> Option<Str
     None
 }
 
+/// Why the cooperative-matrix variant cannot run a call of `inv`'s dtype on a device with
+/// `limits`.
+pub(crate) fn cmma_refusal(limits: &DeviceLimits, inv: &Invocation) -> Option<String> {
+    let sig = inv.signature();
+    let dtype = match sig.get("dtype") {
+        Some(SigValue::Str(d)) => d.as_str(),
+        _ => "?",
+    };
+    if !limits.cmma_16x16x16.contains(&dtype) {
+        return Some(format!(
+            "the device has no 16x16x16 cmma into f32 for {dtype} (it has {:?})",
+            limits.cmma_16x16x16
+        ));
+    }
+    if !limits.plane_ops || limits.plane_size != (32, 32) {
+        return Some(format!(
+            "needs plane ops with 32 lanes (the device: ops {}, size {:?})",
+            limits.plane_ops, limits.plane_size
+        ));
+    }
+    None
+}
+
+/// The cooperative-matrix tilings `(block_q, block_kv)`, best first where shared memory
+/// allows (Vulkan devices often give a cube 48 KiB).
+const CMMA_TILINGS: [(u32, u32); 4] = [(64, 32), (32, 32), (32, 64), (64, 16)];
+
 impl AttentionFwdOp {
     fn mma_refusal(&self, inv: &Invocation) -> Option<String> {
         mma_refusal(&self.limits, inv)
+    }
+
+    fn cmma_refusal(&self, inv: &Invocation) -> Option<String> {
+        cmma_refusal(&self.limits, inv)
     }
 
     fn variant_configs(variant: Variant, pairs: &[(u32, u32)]) -> Vec<AttentionFwdConfig> {
@@ -144,7 +175,9 @@ impl AttentionFwdOp {
     /// (decoding: a query or a few against a long cache), best first: one plane per 16 rows
     /// where `Sq <= 16` (or, with GQA, where the group's `group · Sq` rows fit 16; four
     /// planes where they fit 64), and split-K with enough parts for about [`SPLIT_TARGET_CUBES`]
-    /// cubes of four planes (four times as many of one), each part at least four 64-key tiles.
+    /// cubes of four planes or of one (or half as many four-plane cubes, or twice and four times
+    /// as many one-plane cubes), each part at least four 64-key tiles; the first is the
+    /// heuristic's.
     /// Empty for other calls.
     fn short_query_configs(inv: &Invocation) -> Vec<AttentionFwdConfig> {
         let sig = inv.signature();
@@ -172,18 +205,31 @@ impl AttentionFwdOp {
         } else {
             sq.div_ceil(block_q as usize) * b * h
         };
-        // One-plane cubes are small: an SM holds several times as many.
-        let target = if block_q == 16 { 4 } else { 1 } * SPLIT_TARGET_CUBES;
-        let by_cubes = target.div_ceil(cubes.max(1));
-        let splits = by_cubes.min(sk / (4 * 64)).min(MAX_SPLITS as usize) as u32;
-        let mut out = Vec::new();
-        if splits >= 2 {
-            out.push(AttentionFwdConfig { splits, ..base });
-            if splits >= 4 {
-                out.push(AttentionFwdConfig {
-                    splits: splits / 2,
-                    ..base
-                });
+        // Parts for about `target` cubes, each part at least four 64-key tiles.
+        let parts = |target: usize| {
+            target
+                .div_ceil(cubes.max(1))
+                .min(sk / (4 * 64))
+                .min(MAX_SPLITS as usize) as u32
+        };
+        // One-plane cubes are small: an SM holds several. Measured on an H100 (docs/PERF.md,
+        // decode sweep): 512 of them were fastest for one sequence and for an 8k cache, 1024
+        // for a 4k cache, 2048 never (its parts of four tiles pay the prologue and the merge
+        // more often); the tuner times the three.
+        let targets: &[usize] = if block_q == 16 {
+            &[
+                SPLIT_TARGET_CUBES,
+                2 * SPLIT_TARGET_CUBES,
+                4 * SPLIT_TARGET_CUBES,
+            ]
+        } else {
+            &[SPLIT_TARGET_CUBES, SPLIT_TARGET_CUBES / 2]
+        };
+        let mut out: Vec<AttentionFwdConfig> = Vec::new();
+        for &target in targets {
+            let splits = parts(target);
+            if splits >= 2 && !out.iter().any(|c| c.splits == splits) {
+                out.push(AttentionFwdConfig { splits, ..base });
             }
         }
         if block_q == 16 {
@@ -205,7 +251,8 @@ impl Op for AttentionFwdOp {
 
     fn version(&self) -> u32 {
         // 3: asynchronous K/V copies change which tiling is fastest; re-tune.
-        3
+        // 4: decoding's split-K candidates aim at fewer cubes; re-tune.
+        4
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionFwdConfig, String> {
@@ -217,6 +264,7 @@ impl Op for AttentionFwdOp {
             tries.push(AttentionFwdConfig::new(Variant::Mma, 128, 128));
         }
         tries.extend(Self::variant_configs(Variant::Mma, &[(64, 64), (64, 32)]));
+        tries.extend(Self::variant_configs(Variant::Cmma, &CMMA_TILINGS));
         tries.extend(Self::variant_configs(
             Variant::Portable,
             &[(32, 32), (32, 16), (16, 16), (16, 8), (8, 8), (4, 4)],
@@ -237,7 +285,11 @@ impl Op for AttentionFwdOp {
             all.push(AttentionFwdConfig::new(Variant::Mma, 64, 64));
         }
         if self.mma_refusal(inv).is_some() {
-            all = Self::variant_configs(Variant::Portable, &[(16, 8), (16, 16), (32, 8), (32, 16)]);
+            all = if self.cmma_refusal(inv).is_none() {
+                Self::variant_configs(Variant::Cmma, &CMMA_TILINGS)
+            } else {
+                Self::variant_configs(Variant::Portable, &[(16, 8), (16, 16), (32, 8), (32, 16)])
+            };
         }
         all.into_iter()
             .filter(|c| self.check(inv, c).is_ok())
@@ -303,6 +355,28 @@ impl Op for AttentionFwdOp {
                     ));
                 }
             }
+            Variant::Cmma => {
+                if let Some(why) = self.cmma_refusal(inv) {
+                    return Err(why);
+                }
+                if !matches!(c.block_q, 16 | 32 | 64) {
+                    return Err(format!(
+                        "block_q {} is not 16, 32 or 64 (one to four planes of 16 rows)",
+                        c.block_q
+                    ));
+                }
+                if !matches!(c.block_kv, 16 | 32 | 64) {
+                    return Err(format!("block_kv {} is not 16, 32 or 64", c.block_kv));
+                }
+                // Q and O stay in 16 x 16 fragments: whole fragments, and at most 256 wide.
+                for (name, x) in [("head_dim", d), ("val_dim", dv)] {
+                    if !x.is_multiple_of(16) || x > 256 {
+                        return Err(format!(
+                            "{name} {x} is not a multiple of 16 up to 256 (cmma fragments)"
+                        ));
+                    }
+                }
+            }
         }
         fits(&self.limits, c.units(), c.smem_bytes(d, dv))
     }
@@ -323,6 +397,7 @@ mod tests {
             plane_ops: true,
             cmma: true,
             mma_16x8x16: vec!["f16", "bf16"],
+            cmma_16x16x16: vec!["f16", "bf16"],
             atomic_add_f32x2: false,
         })
     }
@@ -362,21 +437,32 @@ mod tests {
     #[test]
     fn decoding_gets_one_plane_per_16_rows_and_split_keys_when_cubes_are_few() {
         let op = h100();
-        // One query, 32 heads in 8 groups, a 32k cache: 8 packed one-plane cubes unsplit,
-        // so the most parts.
+        // One query, 32 heads in 8 groups, a 32k cache: 8 packed one-plane cubes unsplit;
+        // 64 parts make 512, and 128 (the most) are tuned too.
         let inv = call(1, 32, 1, 32_768);
         let c = op.heuristic(&inv).unwrap();
-        assert_eq!((c.variant, c.block_q, c.splits), (Variant::Mma, 16, 128));
+        assert_eq!((c.variant, c.block_q, c.splits), (Variant::Mma, 16, 64));
         let cands = op.candidates(&inv);
         assert!(cands.contains(&AttentionFwdConfig::new(Variant::Mma, 16, 64)));
-        assert!(cands.iter().any(|c| c.splits == 64));
+        let mut parts: Vec<u32> = cands.iter().map(|c| c.splits).collect();
+        parts.sort_unstable();
+        parts.dedup();
+        assert_eq!(parts, [1, 64, 128]);
         assert!(cands.iter().all(|c| op.check(&inv, c).is_ok()));
-        // 16 sequences without GQA: 512 one-plane cubes, four parts make 2048.
-        let c = op.heuristic(&call_kv(16, 32, 32, 1, 8192)).unwrap();
+        // 16 sequences without GQA: 512 one-plane cubes already, so two parts (1024) first,
+        // then four (2048).
+        let inv = call_kv(16, 32, 32, 1, 8192);
+        let c = op.heuristic(&inv).unwrap();
+        assert_eq!((c.block_q, c.splits), (16, 2));
+        assert!(op.candidates(&inv).iter().any(|c| c.splits == 4));
+        // With GQA 4 the launcher packs each group into one cube: 128 cubes, 4 parts first,
+        // then 8 and 16.
+        let inv = call(16, 32, 1, 8192);
+        let c = op.heuristic(&inv).unwrap();
         assert_eq!((c.block_q, c.splits), (16, 4));
-        // With GQA 4 the launcher packs each group into one cube: 128 cubes, 16 parts.
-        let c = op.heuristic(&call(16, 32, 1, 8192)).unwrap();
-        assert_eq!((c.block_q, c.splits), (16, 16));
+        for parts in [8, 16] {
+            assert!(op.candidates(&inv).iter().any(|c| c.splits == parts));
+        }
         // Eight queries of a group of four (32 rows) pack into four-plane blocks.
         let c = op.heuristic(&call(16, 32, 8, 8192)).unwrap();
         assert_eq!((c.block_q, c.splits), (64, 4));
@@ -397,6 +483,78 @@ mod tests {
                 .iter()
                 .all(|c| c.splits == 1)
         );
+    }
+
+    /// An NVIDIA GPU through Vulkan: cooperative matrices for f16 only, no register-level
+    /// MMA, 48 KiB of shared memory per cube.
+    fn vulkan() -> AttentionFwdOp {
+        AttentionFwdOp::new(DeviceLimits {
+            shared_memory: 49_152,
+            max_units_per_cube: 1024,
+            max_vector_size: 4,
+            plane_size: (32, 32),
+            plane_ops: true,
+            cmma: true,
+            mma_16x8x16: Vec::new(),
+            cmma_16x16x16: vec!["f16"],
+            atomic_add_f32x2: false,
+        })
+    }
+
+    fn with_dtype(inv: &Invocation, dtype: &str) -> Invocation {
+        let sig = inv.signature().clone().with("dtype", dtype);
+        Invocation::new("attention_fwd", sig, inv.fingerprint().clone())
+    }
+
+    #[test]
+    fn cooperative_matrices_serve_half_precision_where_register_mma_is_missing() {
+        let op = vulkan();
+        let f16 = with_dtype(&call(4, 16, 4096, 4096), "f16");
+        let c = op.heuristic(&f16).unwrap();
+        assert_eq!(c, AttentionFwdConfig::new(Variant::Cmma, 64, 32));
+        let cands = op.candidates(&f16);
+        assert!(!cands.is_empty());
+        for c in &cands {
+            assert_eq!(c.variant, Variant::Cmma);
+            assert!(c.smem_bytes(128, 128) <= 49_152, "{c:?} exceeds 48 KiB");
+        }
+        // 64-key tiles for 64 rows need 56 KiB at D = 128: refused, naming the limit.
+        let why = op
+            .check(&f16, &AttentionFwdConfig::new(Variant::Cmma, 64, 64))
+            .unwrap_err();
+        assert!(why.contains("shared memory"), "{why}");
+        // No bf16 cooperative matrix there, and none for f32: the portable kernel.
+        for dtype in ["bf16", "f32"] {
+            let inv = with_dtype(&f16, dtype);
+            assert!(
+                op.candidates(&inv)
+                    .iter()
+                    .all(|c| c.variant == Variant::Portable)
+            );
+            assert_eq!(op.heuristic(&inv).unwrap().variant, Variant::Portable);
+            assert!(
+                op.check(&inv, &AttentionFwdConfig::new(Variant::Cmma, 64, 32))
+                    .unwrap_err()
+                    .contains("cmma")
+            );
+        }
+        // Where the register-level MMA exists it is preferred; cmma stays an explicit choice.
+        let h100 = h100();
+        assert!(
+            h100.candidates(&f16)
+                .iter()
+                .all(|c| c.variant == Variant::Mma)
+        );
+        assert!(
+            h100.check(&f16, &AttentionFwdConfig::new(Variant::Cmma, 32, 64))
+                .is_ok()
+        );
+        // Split-K is the MMA kernel's alone.
+        let split = AttentionFwdConfig {
+            splits: 2,
+            ..AttentionFwdConfig::new(Variant::Cmma, 32, 32)
+        };
+        assert!(h100.check(&f16, &split).unwrap_err().contains("splits"));
     }
 
     #[test]

@@ -156,6 +156,9 @@ fn launch_with<R: Runtime>(
         );
     }
     match c.variant {
+        Variant::Cmma => {
+            return Err("the cmma variant has no backward (the op refuses it)".into());
+        }
         Variant::Portable => {
             let a = args();
             // SAFETY: the kernel guards each index against the shapes it is given (see

@@ -6,6 +6,7 @@ use cubecl::server::{MemoryLayout, MemoryLayoutDescriptor};
 use cubecl::zspace::Shape;
 use flint_tune::{Choice, Invocation, Op, Selector};
 
+use super::cmma::{CmmaParams, attention_fwd_cmma};
 use super::combine::attention_fwd_combine;
 use super::mma::{MmaParams, attention_fwd_mma};
 use super::portable::{PortableParams, PortableScalarsLaunch, attention_fwd_portable};
@@ -116,6 +117,39 @@ fn launch_with<R: Runtime>(
     let head_dim = to_u32(problem.head_dim, "head_dim")?;
     let val_dim = to_u32(problem.val_dim, "val_dim")?;
     match c.variant {
+        Variant::Cmma => {
+            let planes = c.block_q / 16;
+            let params = CmmaParams {
+                planes,
+                block_kv: c.block_kv,
+                head_dim,
+                val_dim,
+                has_left: left.is_some(),
+                has_right: right.is_some(),
+                has_bias: problem.has_bias,
+                has_softcap: problem.softcap.is_some(),
+                has_dropout: problem.dropout.is_some(),
+            };
+            // SAFETY: the kernel guards each global index against the shapes it is given, and
+            // its fragments address shared memory it sized from the same parameters (see
+            // `crate::attention` on bounds); CubeCL's own checks would only repeat them.
+            unsafe {
+                attention_fwd_cmma::launch_unchecked::<R>(
+                    client,
+                    CubeCount::Static(q_blocks, bh, 1),
+                    CubeDim::new_2d(32, planes),
+                    args.q,
+                    args.k,
+                    args.v,
+                    args.bias,
+                    args.out,
+                    args.lse,
+                    scalars,
+                    params,
+                    dtype,
+                );
+            }
+        }
         Variant::Portable => {
             let params = PortableParams {
                 block_q: c.block_q,
