@@ -57,6 +57,7 @@ fn report_json(d: &DeviceReport) -> Value {
         "plane_ops": d.limits.plane_ops,
         "cmma": d.limits.cmma,
         "mma_16x8x16": d.limits.mma_16x8x16,
+        "cmma_16x16x16": d.limits.cmma_16x16x16,
     })
 }
 
@@ -79,14 +80,18 @@ pub fn run(json: bool) -> Outcome {
         let fp = &d.fingerprint;
         println!("{}  {}  (driver {})", d.id, fp.device(), fp.driver());
         println!("  fingerprint   {}", fp.digest());
-        println!(
-            "  tensor cores  cmma {}, m16n8k16 MMA {}",
-            if l.cmma { "yes" } else { "no" },
-            if l.mma_16x8x16.is_empty() {
+        let dtypes = |list: &[&str]| {
+            if list.is_empty() {
                 "none".to_string()
             } else {
-                l.mma_16x8x16.join(", ")
+                list.join(", ")
             }
+        };
+        println!(
+            "  tensor cores  cmma {} (16x16x16: {}), m16n8k16 MMA {}",
+            if l.cmma { "yes" } else { "no" },
+            dtypes(&l.cmma_16x16x16),
+            dtypes(&l.mma_16x8x16)
         );
         println!(
             "  planes        {}..{} lanes, plane ops {}",
@@ -99,14 +104,21 @@ pub fn run(json: bool) -> Outcome {
             l.shared_memory / 1024,
             l.max_units_per_cube
         );
-        println!(
-            "  flash attention variant: {}",
-            if l.mma_16x8x16.is_empty() || !l.plane_ops {
-                "portable (all dtypes)"
-            } else {
-                "tensor-core MMA for f16/bf16, portable for f32"
-            }
-        );
+        let lanes32 = l.plane_ops && l.plane_size == (32, 32);
+        let variant = if !l.mma_16x8x16.is_empty() && lanes32 {
+            format!(
+                "tensor-core MMA for {}, portable otherwise",
+                l.mma_16x8x16.join("/")
+            )
+        } else if !l.cmma_16x16x16.is_empty() && lanes32 {
+            format!(
+                "cooperative-matrix forward (cmma) for {}, portable otherwise",
+                l.cmma_16x16x16.join("/")
+            )
+        } else {
+            "portable (all dtypes)".to_string()
+        };
+        println!("  flash attention variant: {variant}");
     }
     Ok(())
 }

@@ -175,9 +175,8 @@ impl AttentionFwdOp {
     /// (decoding: a query or a few against a long cache), best first: one plane per 16 rows
     /// where `Sq <= 16` (or, with GQA, where the group's `group · Sq` rows fit 16; four
     /// planes where they fit 64), and split-K with enough parts for about [`SPLIT_TARGET_CUBES`]
-    /// cubes of four planes or of one (or half as many four-plane cubes, or twice and four times
-    /// as many one-plane cubes), each part at least four 64-key tiles; the first is the
-    /// heuristic's.
+    /// cubes of four planes or of one (or half as many four-plane cubes, or twice as many
+    /// one-plane cubes), each part at least eight 64-key tiles; the first is the heuristic's.
     /// Empty for other calls.
     fn short_query_configs(inv: &Invocation) -> Vec<AttentionFwdConfig> {
         let sig = inv.signature();
@@ -205,23 +204,20 @@ impl AttentionFwdOp {
         } else {
             sq.div_ceil(block_q as usize) * b * h
         };
-        // Parts for about `target` cubes, each part at least four 64-key tiles.
+        // Parts for about `target` cubes, each part at least eight 64-key tiles: parts of
+        // four always lost in the H100 sweep (docs/PERF.md, decode), to the prologue and the
+        // merge they add.
         let parts = |target: usize| {
             target
                 .div_ceil(cubes.max(1))
-                .min(sk / (4 * 64))
+                .min(sk / (8 * 64))
                 .min(MAX_SPLITS as usize) as u32
         };
-        // One-plane cubes are small: an SM holds several. Measured on an H100 (docs/PERF.md,
-        // decode sweep): 512 of them were fastest for one sequence and for an 8k cache, 1024
-        // for a 4k cache, 2048 never (its parts of four tiles pay the prologue and the merge
-        // more often); the tuner times the three.
+        // One-plane cubes are small: an SM holds several. Measured on an H100: 512 of them
+        // were fastest for one sequence and for an 8k cache, 1024 for a 4k cache, 2048 never;
+        // the tuner times both.
         let targets: &[usize] = if block_q == 16 {
-            &[
-                SPLIT_TARGET_CUBES,
-                2 * SPLIT_TARGET_CUBES,
-                4 * SPLIT_TARGET_CUBES,
-            ]
+            &[SPLIT_TARGET_CUBES, 2 * SPLIT_TARGET_CUBES]
         } else {
             &[SPLIT_TARGET_CUBES, SPLIT_TARGET_CUBES / 2]
         };
@@ -438,7 +434,7 @@ mod tests {
     fn decoding_gets_one_plane_per_16_rows_and_split_keys_when_cubes_are_few() {
         let op = h100();
         // One query, 32 heads in 8 groups, a 32k cache: 8 packed one-plane cubes unsplit;
-        // 64 parts make 512, and 128 (the most) are tuned too.
+        // 64 parts make 512 (and 128 would leave parts of four tiles).
         let inv = call(1, 32, 1, 32_768);
         let c = op.heuristic(&inv).unwrap();
         assert_eq!((c.variant, c.block_q, c.splits), (Variant::Mma, 16, 64));
@@ -447,22 +443,22 @@ mod tests {
         let mut parts: Vec<u32> = cands.iter().map(|c| c.splits).collect();
         parts.sort_unstable();
         parts.dedup();
-        assert_eq!(parts, [1, 64, 128]);
+        assert_eq!(parts, [1, 64]);
         assert!(cands.iter().all(|c| op.check(&inv, c).is_ok()));
-        // 16 sequences without GQA: 512 one-plane cubes already, so two parts (1024) first,
-        // then four (2048).
+        // 16 sequences without GQA: 512 one-plane cubes already, so two parts (1024).
         let inv = call_kv(16, 32, 32, 1, 8192);
         let c = op.heuristic(&inv).unwrap();
         assert_eq!((c.block_q, c.splits), (16, 2));
-        assert!(op.candidates(&inv).iter().any(|c| c.splits == 4));
+        assert!(op.candidates(&inv).iter().all(|c| c.splits <= 2));
         // With GQA 4 the launcher packs each group into one cube: 128 cubes, 4 parts first,
-        // then 8 and 16.
+        // then 8; 16 would leave parts of four tiles.
         let inv = call(16, 32, 1, 8192);
         let c = op.heuristic(&inv).unwrap();
         assert_eq!((c.block_q, c.splits), (16, 4));
-        for parts in [8, 16] {
-            assert!(op.candidates(&inv).iter().any(|c| c.splits == parts));
-        }
+        let mut parts: Vec<u32> = op.candidates(&inv).iter().map(|c| c.splits).collect();
+        parts.sort_unstable();
+        parts.dedup();
+        assert_eq!(parts, [1, 4, 8]);
         // Eight queries of a group of four (32 rows) pack into four-plane blocks.
         let c = op.heuristic(&call(16, 32, 8, 8192)).unwrap();
         assert_eq!((c.block_q, c.splits), (64, 4));
@@ -472,7 +468,7 @@ mod tests {
         // 64 query rows per cube where Sq > 16: 8 cubes, 64 parts make 512.
         let c = op.heuristic(&call(1, 8, 64, 65_536)).unwrap();
         assert_eq!((c.block_q, c.splits), (64, 64));
-        // A short cache cannot be split into parts of four tiles.
+        // A short cache cannot be split into parts of eight tiles.
         let c = op.heuristic(&call(1, 32, 1, 256)).unwrap();
         assert_eq!((c.block_q, c.splits), (16, 1));
         // Prefill-sized calls keep the plain tilings.
