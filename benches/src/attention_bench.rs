@@ -500,12 +500,7 @@ where
         }
         let scores = (w.b * w.h * w.sq * w.sk) as f64 * 4.0;
         if a.burn && scores <= BURN_SCORES_LIMIT / 2.0 {
-            let group = w.h / w.hkv;
-            let expand = |t: Tensor<A<B>, 4>, dd| {
-                t.unsqueeze_dim::<5>(2)
-                    .expand([w.b, w.hkv, group, w.sk, dd])
-                    .reshape([w.b, w.h, w.sk, dd])
-            };
+            let expand = |t, dd| expand_kv::<A<B>>(t, w, dd);
             let burn_fwd = |q, k: Tensor<A<B>, 4>, v: Tensor<A<B>, 4>| {
                 burn_attention(
                     q,
@@ -776,14 +771,7 @@ fn run<B: FlashAttentionBackend>(
         }
         let scores = (w.b * w.h * w.sq * w.sk) as f64 * 4.0;
         if a.burn && scores <= BURN_SCORES_LIMIT {
-            // Burn's op has no GQA: k and v are expanded to every query head beforehand.
-            let group = w.h / w.hkv;
-            let expand = |t: Tensor<B, 4>, dd| {
-                t.unsqueeze_dim::<5>(2)
-                    .expand([w.b, w.hkv, group, w.sk, dd])
-                    .reshape([w.b, w.h, w.sk, dd])
-            };
-            let (k, v) = (expand(k.clone(), w.d), expand(v.clone(), w.dv));
+            let (k, v) = (expand_kv(k.clone(), w, w.d), expand_kv(v.clone(), w, w.dv));
             let timing = time::<B>(device, a.iters, || {
                 burn_attention(
                     q.clone(),
@@ -808,6 +796,14 @@ fn run<B: FlashAttentionBackend>(
         }
     }
     Ok(csv)
+}
+
+/// `t` (k or v of `w`, `[B, Hkv, Sk, dd]`) repeated for every query head of its group: Burn's
+/// attention has no GQA.
+fn expand_kv<B: Backend>(t: Tensor<B, 4>, w: &Workload, dd: usize) -> Tensor<B, 4> {
+    t.unsqueeze_dim::<5>(2)
+        .expand([w.b, w.hkv, w.h / w.hkv, w.sk, dd])
+        .reshape([w.b, w.h, w.sk, dd])
 }
 
 /// Flint's forward against Burn's attention on f32 copies of the inputs, on the same device.
@@ -839,14 +835,7 @@ fn check_against_burn<B: FlashAttentionBackend>(
         AttentionOptions::new().with_causal(w.causal),
     )
     .cast(DType::F32);
-    let group = w.h / w.hkv;
-    let expand = |t: &Tensor<B, 4>, dd| {
-        t.clone()
-            .cast(DType::F32)
-            .unsqueeze_dim::<5>(2)
-            .expand([w.b, w.hkv, group, w.sk, dd])
-            .reshape([w.b, w.h, w.sk, dd])
-    };
+    let expand = |t: &Tensor<B, 4>, dd| expand_kv(t.clone().cast(DType::F32), w, dd);
     let want = burn_attention(
         q.clone().cast(DType::F32),
         expand(k, w.d),

@@ -91,38 +91,30 @@ pub(crate) fn fits(limits: &DeviceLimits, units: u32, smem: usize) -> Result<(),
 
 /// Why the MMA variants cannot run a call of `inv`'s dtype on a device with `limits`.
 pub(crate) fn mma_refusal(limits: &DeviceLimits, inv: &Invocation) -> Option<String> {
-    let sig = inv.signature();
-    let dtype = match sig.get("dtype") {
-        Some(SigValue::Str(d)) => d.as_str(),
-        _ => "?",
-    };
-    if !limits.mma_16x8x16.contains(&dtype) {
-        return Some(format!(
-            "the device has no m16n8k16 MMA for {dtype} (it has {:?})",
-            limits.mma_16x8x16
-        ));
-    }
-    if !limits.plane_ops || limits.plane_size != (32, 32) {
-        return Some(format!(
-            "needs plane ops with 32 lanes (the device: ops {}, size {:?})",
-            limits.plane_ops, limits.plane_size
-        ));
-    }
-    None
+    tensor_core_refusal(limits, inv, &limits.mma_16x8x16, "m16n8k16 MMA")
 }
 
 /// Why the cooperative-matrix variant cannot run a call of `inv`'s dtype on a device with
 /// `limits`.
 pub(crate) fn cmma_refusal(limits: &DeviceLimits, inv: &Invocation) -> Option<String> {
-    let sig = inv.signature();
-    let dtype = match sig.get("dtype") {
+    tensor_core_refusal(limits, inv, &limits.cmma_16x16x16, "16x16x16 cmma into f32")
+}
+
+/// Both tensor-core variants need their product for the call's dtype (`dtypes`, named
+/// `what`) and planes of exactly 32 lanes with plane ops.
+fn tensor_core_refusal(
+    limits: &DeviceLimits,
+    inv: &Invocation,
+    dtypes: &[&'static str],
+    what: &str,
+) -> Option<String> {
+    let dtype = match inv.signature().get("dtype") {
         Some(SigValue::Str(d)) => d.as_str(),
         _ => "?",
     };
-    if !limits.cmma_16x16x16.contains(&dtype) {
+    if !dtypes.contains(&dtype) {
         return Some(format!(
-            "the device has no 16x16x16 cmma into f32 for {dtype} (it has {:?})",
-            limits.cmma_16x16x16
+            "the device has no {what} for {dtype} (it has {dtypes:?})"
         ));
     }
     if !limits.plane_ops || limits.plane_size != (32, 32) {
