@@ -500,12 +500,11 @@ where
         }
         let scores = (w.b * w.h * w.sq * w.sk) as f64 * 4.0;
         if a.burn && scores <= BURN_SCORES_LIMIT / 2.0 {
-            let expand = |t, dd| expand_kv::<A<B>>(t, w, dd);
             let burn_fwd = |q, k: Tensor<A<B>, 4>, v: Tensor<A<B>, 4>| {
                 burn_attention(
                     q,
-                    expand(k, w.d),
-                    expand(v, w.dv),
+                    expand_kv(k, w, w.d),
+                    expand_kv(v, w, w.dv),
                     None,
                     None,
                     AttentionModuleOptions {

@@ -72,15 +72,19 @@ impl AttentionFwdConfig {
     pub fn units(&self) -> u32 {
         match self.variant {
             Variant::Portable => self.block_q,
-            Variant::Mma => self.planes() * 32,
-            Variant::Cmma => self.block_q / 16 * 32,
+            Variant::Mma | Variant::Cmma => self.planes() * 32,
         }
     }
 
-    /// Planes of the MMA variant: [`MMA_PLANES`], or one for `block_q` 16 (short query
-    /// blocks, as in decoding, where 64 rows would be mostly padding).
+    /// Planes of the tensor-core variants. MMA: [`MMA_PLANES`], or one for `block_q` 16
+    /// (short query blocks, as in decoding, where 64 rows would be mostly padding). Cmma:
+    /// one per 16 query rows.
     pub fn planes(&self) -> u32 {
-        if self.block_q == 16 { 1 } else { MMA_PLANES }
+        match self.variant {
+            Variant::Cmma => self.block_q / 16,
+            _ if self.block_q == 16 => 1,
+            _ => MMA_PLANES,
+        }
     }
 
     /// 16-row tiles per plane of the MMA variant: `block_q` 16 and 64 give one, 128 two.

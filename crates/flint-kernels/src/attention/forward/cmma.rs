@@ -132,15 +132,7 @@ pub fn attention_fwd_cmma<E: Float>(
             p_s[at0 + idx as usize] = val;
         }
         sync_plane();
-        let frag = unsafe {
-            cmma::Matrix::<E>::uninitialized(
-                cmma::MatrixIdent::A,
-                16usize,
-                16usize,
-                16usize,
-                cmma::MatrixLayout::RowMajor,
-            )
-        };
+        let frag = fragment::<E>(cmma::MatrixIdent::A, cmma::MatrixLayout::RowMajor);
         cmma::load(&frag, &p_s.slice(at0, at0 + 256), 16u32);
         q_frags.push(frag);
         sync_plane();
@@ -149,14 +141,7 @@ pub fn attention_fwd_cmma<E: Float>(
     let mut o_acc = Sequence::<cmma::Matrix<f32>>::new();
     #[unroll]
     for _ in 0..o_chunks {
-        o_acc.push(cmma::Matrix::<f32>::from_value(
-            cmma::MatrixIdent::Accumulator,
-            16usize,
-            16usize,
-            16usize,
-            cmma::MatrixLayout::Undefined,
-            0.0,
-        ));
+        o_acc.push(zeros());
     }
 
     let mut m = f32::new(NO_MAX);
@@ -181,26 +166,11 @@ pub fn attention_fwd_cmma<E: Float>(
         // S = Q·Kᵀ, 16 keys at a time, into the plane's score rows.
         #[unroll]
         for n in 0..k_chunks {
-            let acc = cmma::Matrix::<f32>::from_value(
-                cmma::MatrixIdent::Accumulator,
-                16usize,
-                16usize,
-                16usize,
-                cmma::MatrixLayout::Undefined,
-                0.0,
-            );
+            let acc = zeros();
             #[unroll]
             for c in 0..d_chunks {
                 // Kᵀ as B (dims x keys): K's rows are keys, so column-major with stride D.
-                let kt = unsafe {
-                    cmma::Matrix::<E>::uninitialized(
-                        cmma::MatrixIdent::B,
-                        16usize,
-                        16usize,
-                        16usize,
-                        cmma::MatrixLayout::ColMajor,
-                    )
-                };
+                let kt = fragment::<E>(cmma::MatrixIdent::B, cmma::MatrixLayout::ColMajor);
                 let at = comptime!((n as u32 * 16 * p.head_dim + c as u32 * 16) as usize);
                 cmma::load(&kt, &k_s.slice(at, k_len), p.head_dim);
                 cmma::execute::<E, E, f32, f32>(q_frags.index(c), &kt, &acc, &acc);
@@ -278,13 +248,7 @@ pub fn attention_fwd_cmma<E: Float>(
         if plane_any(moved) {
             #[unroll]
             for o in 0..o_chunks {
-                cmma::store(
-                    &mut s_s.slice_mut(at0, at0 + 256),
-                    o_acc.index(o),
-                    16u32,
-                    cmma::MatrixLayout::RowMajor,
-                );
-                sync_plane();
+                to_shared(o_acc.index(o), &mut s_s, at0);
                 for j in 0..bounce_cols {
                     let at = at0 + (my_row * 16 + part * bounce_cols + j) as usize;
                     s_s[at] *= correction;
@@ -303,27 +267,11 @@ pub fn attention_fwd_cmma<E: Float>(
         // O += P·V.
         #[unroll]
         for kk in 0..k_chunks {
-            let pf = unsafe {
-                cmma::Matrix::<E>::uninitialized(
-                    cmma::MatrixIdent::A,
-                    16usize,
-                    16usize,
-                    16usize,
-                    cmma::MatrixLayout::RowMajor,
-                )
-            };
+            let pf = fragment::<E>(cmma::MatrixIdent::A, cmma::MatrixLayout::RowMajor);
             cmma::load(&pf, &p_s.slice(at0 + comptime!(kk * 16), tile_len), bkv);
             #[unroll]
             for o in 0..o_chunks {
-                let vf = unsafe {
-                    cmma::Matrix::<E>::uninitialized(
-                        cmma::MatrixIdent::B,
-                        16usize,
-                        16usize,
-                        16usize,
-                        cmma::MatrixLayout::RowMajor,
-                    )
-                };
+                let vf = fragment::<E>(cmma::MatrixIdent::B, cmma::MatrixLayout::RowMajor);
                 let at = comptime!((kk as u32 * 16 * p.val_dim + o as u32 * 16) as usize);
                 cmma::load(&vf, &v_s.slice(at, v_len), p.val_dim);
                 cmma::execute::<E, E, f32, f32>(&pf, &vf, o_acc.index(o), o_acc.index(o));
@@ -344,13 +292,7 @@ pub fn attention_fwd_cmma<E: Float>(
     let o_base = b as usize * out.stride(0) + h as usize * out.stride(1);
     #[unroll]
     for o in 0..o_chunks {
-        cmma::store(
-            &mut s_s.slice_mut(at0, at0 + 256),
-            o_acc.index(o),
-            16u32,
-            cmma::MatrixLayout::RowMajor,
-        );
-        sync_plane();
+        to_shared(o_acc.index(o), &mut s_s, at0);
         if row_ok {
             for j in 0..bounce_cols {
                 let col = part * bounce_cols + j;
@@ -375,6 +317,40 @@ pub fn attention_fwd_cmma<E: Float>(
         }
         lse[at] = select(is_nan, s.nan, value);
     }
+}
+
+/// A 16 x 16 x 16 fragment of `E` in the role `ident`, to be loaded.
+#[cube]
+fn fragment<E: CubePrimitive>(
+    #[comptime] ident: cmma::MatrixIdent,
+    #[comptime] layout: cmma::MatrixLayout,
+) -> cmma::Matrix<E> {
+    unsafe { cmma::Matrix::<E>::uninitialized(ident, 16usize, 16usize, 16usize, layout) }
+}
+
+/// A 16 x 16 f32 accumulator of zeros.
+#[cube]
+fn zeros() -> cmma::Matrix<f32> {
+    cmma::Matrix::<f32>::from_value(
+        cmma::MatrixIdent::Accumulator,
+        16usize,
+        16usize,
+        16usize,
+        cmma::MatrixLayout::Undefined,
+        0.0,
+    )
+}
+
+/// Stores `acc` row-major at `smem[at..at + 256]`, visible to the whole plane on return.
+#[cube]
+fn to_shared(acc: &cmma::Matrix<f32>, smem: &mut SharedMemory<f32>, at: usize) {
+    cmma::store(
+        &mut smem.slice_mut(at, at + 256),
+        acc,
+        16u32,
+        cmma::MatrixLayout::RowMajor,
+    );
+    sync_plane();
 }
 
 /// Stages `rows` rows of `cols` elements of `t` (a `[B, H, S, cols]` tensor at `base`),

@@ -118,9 +118,8 @@ fn launch_with<R: Runtime>(
     let val_dim = to_u32(problem.val_dim, "val_dim")?;
     match c.variant {
         Variant::Cmma => {
-            let planes = c.block_q / 16;
             let params = CmmaParams {
-                planes,
+                planes: c.planes(),
                 block_kv: c.block_kv,
                 head_dim,
                 val_dim,
@@ -137,7 +136,7 @@ fn launch_with<R: Runtime>(
                 attention_fwd_cmma::launch_unchecked::<R>(
                     client,
                     CubeCount::Static(q_blocks, bh, 1),
-                    CubeDim::new_2d(32, planes),
+                    CubeDim::new_2d(32, c.planes()),
                     args.q,
                     args.k,
                     args.v,
