@@ -23,7 +23,7 @@ if [ -z "${XDG_RUNTIME_DIR:-}" ] || [ ! -d "${XDG_RUNTIME_DIR}" ]; then
 fi
 export CUBECL_WGPU_DEFAULT_DEVICE="${CUBECL_WGPU_DEFAULT_DEVICE:-Cpu}"
 rm -rf "$out" && mkdir -p "$out"
-cargo run --quiet --locked -p flint-benches --features cuda --bin cuda_source -- "$out" >/dev/null
+cargo run ${FLINT_PROFILE:+--profile "$FLINT_PROFILE"} --quiet --locked -p flint-benches --features cuda --bin cuda_source -- "$out" >/dev/null
 inc="$tools/nvidia/cuda_runtime/include $tools/nvidia/cuda_nvcc/include $tools/nvidia/cuda_cccl/include"
 failed=0
 for cu in "$out"/*.cu; do

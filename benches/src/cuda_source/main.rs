@@ -58,6 +58,7 @@ fn main() -> Result<(), String> {
         bias: false,
         softcap: false,
         dropout: false,
+        planes: 4,
     };
     let mut specs = Vec::new();
     for d in [64, 128] {
@@ -75,6 +76,19 @@ fn main() -> Result<(), String> {
                     });
                 }
             }
+        }
+    }
+    // The eight-plane tilings the tuner tries (128 keys per dK/dV cube).
+    for (block_q, fused_dq) in [(32, false), (64, true)] {
+        for causal in [false, true] {
+            specs.push(BwdSourceSpec {
+                block_q,
+                block_kv: block_q,
+                fused_dq,
+                causal,
+                planes: 8,
+                ..plain.clone()
+            });
         }
     }
     // Every feature at once, at the tiles the op allows for them.
@@ -96,10 +110,11 @@ fn main() -> Result<(), String> {
     }
     for spec in &specs {
         let tag = format!(
-            "d{}_q{}_kv{}{}{}{}",
+            "d{}_q{}_kv{}_p{}{}{}{}",
             spec.head_dim,
             spec.block_q,
             spec.block_kv,
+            spec.planes,
             if spec.fused_dq { "_fused" } else { "" },
             if spec.causal { "_causal" } else { "" },
             if spec.bias { "_features" } else { "" },

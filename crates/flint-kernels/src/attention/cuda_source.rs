@@ -153,6 +153,8 @@ pub struct BwdSourceSpec {
     pub softcap: bool,
     /// Dropout.
     pub dropout: bool,
+    /// Planes per cube (16 keys or queries each).
+    pub planes: u32,
 }
 
 /// Registers kernel arguments on small wgpu buffers.
@@ -235,7 +237,7 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
         spec.dropout,
     );
     let params = |tile, fused_dq| BwdMmaParams {
-        planes: super::config::MMA_PLANES,
+        planes: spec.planes,
         tile,
         head_dim: spec.head_dim,
         val_dim: spec.val_dim,
@@ -252,7 +254,7 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
     };
     let client = WgpuRuntime::client(&WgpuDevice::default());
     let settings = KernelSettings::default()
-        .cube_dim(CubeDim::new_2d(32, super::config::MMA_PLANES))
+        .cube_dim(CubeDim::new_2d(32, spec.planes))
         .address_type(AddressType::U32);
     let (n, no) = (8usize, 2usize);
     let mut out = Vec::new();

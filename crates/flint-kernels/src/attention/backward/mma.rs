@@ -25,7 +25,7 @@ use cubecl::cmma::MmaDefinition;
 use cubecl::ir::{FastMath, MatrixIdent};
 use cubecl::prelude::*;
 
-use cubecl::prelude::barrier::Barrier;
+use cubecl::prelude::barrier::{Barrier, copy_async_checked};
 
 use crate::attention::dropout::uniform_cube;
 use crate::attention::forward::mma::{
@@ -483,6 +483,9 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
             ready.arrive();
         }
     }
+    // The tile's query head and its index within the head, stepped without divisions.
+    let mut h = kvh * s.group;
+    let mut tile_at = 0u32;
     let mut n = 0u32;
     while n < count {
         let buf = n % 2;
@@ -491,8 +494,10 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
         }
         // Tile n is visible, and every plane is past tile n - 1, whose buffer is refilled.
         sync_cube();
-        let next = n + 1;
-        if next < count {
+        let wraps = tile_at + 1 == per_head;
+        let next_at = select(wraps, 0u32, tile_at + 1);
+        let next_h = h + select(wraps, 1u32, 0u32);
+        if n + 1 < count {
             load_query_tile::<E, N>(
                 q,
                 dout,
@@ -503,8 +508,8 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
                 &mut lse_s,
                 &mut delta_s,
                 b,
-                kvh * s.group + next / per_head,
-                q_lo + ((next % per_head) * p.tile) as i32,
+                next_h,
+                q_lo + (next_at * p.tile) as i32,
                 seq_q,
                 1u32 - buf,
                 p,
@@ -516,9 +521,8 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
                 ready.arrive();
             }
         }
-        let start = q_lo + ((n % per_head) * p.tile) as i32;
+        let start = q_lo + (tile_at * p.tile) as i32;
         let row0 = buf * p.tile;
-        let h = kvh * s.group + n / per_head;
 
         // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for the plane's 16 keys against the tile's queries.
         product_nt::<E, N>(
@@ -701,6 +705,8 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
             let row_base = b as usize * dq_acc.stride(0) + h as usize * dq_acc.stride(1);
             dq_atomic::<E, N, NA>(&ds_s, &k_s, dq_acc, row_base, start, seq_q, plane, lane, p);
         }
+        h = next_h;
+        tile_at = next_at;
         n += 1;
     }
 
@@ -1236,18 +1242,37 @@ fn load_query_tile<E: Float, N: Size>(
     );
     if tid < p.tile {
         let row = start + tid as i32;
-        let mut l = 0.0f32;
-        let mut dl = 0.0f32;
-        if row < seq_q as i32 {
-            l = lse[b as usize * lse.stride(0)
-                + h as usize * lse.stride(1)
-                + row as usize * lse.stride(2)];
-            dl = delta[b as usize * delta.stride(0)
-                + h as usize * delta.stride(1)
-                + row as usize * delta.stride(2)];
+        let inside = row < seq_q as i32;
+        // A row past the end reads row 0's address; it is zeroed (length 0) or not read.
+        let at_row = select(inside, row, 0i32) as usize;
+        let l_at = b as usize * lse.stride(0) + h as usize * lse.stride(1) + at_row * lse.stride(2);
+        let d_at =
+            b as usize * delta.stride(0) + h as usize * delta.stride(1) + at_row * delta.stride(2);
+        let to = (row0 + tid) as usize;
+        if comptime!(pipelined) {
+            // Four-byte asynchronous copies: no warp waits on these loads before the next
+            // tile's work, as a load-then-store would.
+            let len = select(inside, 1usize, 0usize);
+            copy_async_checked(
+                &lse.slice(l_at, l_at + len),
+                &mut lse_s.slice_mut(to, to + 1),
+                1u32,
+            );
+            copy_async_checked(
+                &delta.slice(d_at, d_at + len),
+                &mut delta_s.slice_mut(to, to + 1),
+                1u32,
+            );
+        } else {
+            let mut l = 0.0f32;
+            let mut dl = 0.0f32;
+            if inside {
+                l = lse[l_at];
+                dl = delta[d_at];
+            }
+            lse_s[to] = l;
+            delta_s[to] = dl;
         }
-        lse_s[(row0 + tid) as usize] = l;
-        delta_s[(row0 + tid) as usize] = dl;
     }
 }
 

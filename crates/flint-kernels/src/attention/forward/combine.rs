@@ -7,18 +7,16 @@
 
 use cubecl::prelude::*;
 
-/// Element offset of `(batch b of split z, head h, row)` in a tensor laid out
-/// `[splits·B, H, Sq, ..]`.
-#[cube]
-fn part_offset(t: &Tensor<f32>, z: u32, batch: u32, b: u32, h: u32, row: u32) -> usize {
-    (z * batch + b) as usize * t.stride(0) + h as usize * t.stride(1) + row as usize * t.stride(2)
-}
-
 /// One unit per `(batch, head, row, column)`: every unit of a row re-reads the row's few
 /// LSEs (cached), so the merge runs as wide as the output. `o_part: [splits·B, H, Sq, Dv]`
 /// and `lse_part: [splits·B, H, Sq]` (split `z` at batch `z·B + b`), both f32; writes `out`
 /// and (column 0) `lse`. A row that no split saw gives 0 and `-inf`, as the unsplit kernel
 /// does; a NaN in any split gives NaN in both.
+///
+/// The loops over the splits are unrolled with the split's offset a multiple of one stride,
+/// so that a unit's loads are all in flight at once: as a loop of dependent iterations the
+/// merge of 64 splits took half as long as the split kernel itself (28 µs against 53 µs for
+/// a 32k-key decode on an H100).
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn attention_fwd_combine<E: Float>(
@@ -42,10 +40,23 @@ pub fn attention_fwd_combine<E: Float>(
         let row = r % seq_q;
         let h = (r / seq_q) % heads;
         let b = r / (seq_q * heads);
+        // Split z's row lies z·B batches after split 0's.
+        let l_step = batch as usize * lse_part.stride(0);
+        let o_step = batch as usize * o_part.stride(0);
+        let l0 = b as usize * lse_part.stride(0)
+            + h as usize * lse_part.stride(1)
+            + row as usize * lse_part.stride(2);
+        let o0 = b as usize * o_part.stride(0)
+            + h as usize * o_part.stride(1)
+            + row as usize * o_part.stride(2)
+            + c as usize * o_part.stride(3);
+        let mut ls = Array::<f32>::new(splits as usize);
         let mut m = neg_inf;
         let mut has_nan = false;
+        #[unroll]
         for z in 0..splits {
-            let l = lse_part[part_offset(lse_part, z, batch, b, h, row)];
+            let l = lse_part[l0 + z as usize * l_step];
+            ls[z as usize] = l;
             has_nan = has_nan || l.is_nan();
             m = max(m, l);
         }
@@ -64,11 +75,11 @@ pub fn attention_fwd_combine<E: Float>(
             // Weights relative to the largest split; a split that saw no key weighs 0.
             let mut sum = 0.0f32;
             let mut acc = 0.0f32;
+            #[unroll]
             for z in 0..splits {
-                let w = (lse_part[part_offset(lse_part, z, batch, b, h, row)] - m).exp();
+                let w = (ls[z as usize] - m).exp();
                 sum += w;
-                let o_at = part_offset(o_part, z, batch, b, h, row) + c as usize * o_part.stride(3);
-                acc += w * o_part[o_at];
+                acc += w * o_part[o0 + z as usize * o_step];
             }
             value = acc / sum;
             row_lse = m + sum.ln();
