@@ -461,6 +461,41 @@ fn half_precision_matches_reference(dtype: FloatDType) {
     }
 }
 
+/// Decoding shapes split over the keys into many parts (the merge's unrolled loops at 16 and
+/// 64 parts, parts that see no key under a window), and the selector's own choice, in bf16
+/// against the f64 reference.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA: split-K runs in the tensor-core kernel (run with --features cuda)"
+)]
+fn split_key_decoding_matches_reference_on_gpu() {
+    use flint::Variant;
+    let device = gpu();
+    let split = |splits, block_kv| {
+        Some(AttentionFwdConfig {
+            splits,
+            ..AttentionFwdConfig::new(Variant::Mma, 16, block_kv)
+        })
+    };
+    let mut windowed = Case::new(1, 8, 2, 2, 1500, 128);
+    windowed.opts.window = (Some(200), Some(0));
+    let cases = [
+        ("decode gqa4 d128", Case::new(2, 8, 2, 1, 2000, 128)),
+        ("decode gqa4 window (empty parts)", windowed),
+    ];
+    for (name, case) in cases {
+        eprintln!("{name}");
+        check_in::<Gpu>(
+            &case,
+            &device,
+            11,
+            FloatDType::BF16,
+            &[None, split(16, 64), split(64, 32)],
+        );
+    }
+}
+
 /// The cooperative-matrix kernel (the tensor-core path of Vulkan devices) against the f64
 /// reference, forced in four tilings, f16 and bf16, on every half-precision case. On CUDA it
 /// runs through WMMA, the same `cmma` source that SPIR-V gets.
