@@ -77,7 +77,8 @@ pub struct Args {
     pub hidden: usize,
     /// Also time Burn's own attention.
     pub burn: bool,
-    /// Back-to-back calls per timing round (the median round is reported).
+    /// The fewest back-to-back calls per timing round (a round also lasts at least
+    /// 20 ms, after a 50 ms warm-up; the median round is reported).
     pub iters: usize,
     /// Write every row as CSV here.
     pub csv: Option<PathBuf>,
@@ -358,11 +359,16 @@ fn bwd_op() -> flint_kernels::attention::AttentionBwdOp {
     })
 }
 
-/// Milliseconds per call of `f`: the median over [`TIMING_ROUNDS`] rounds of `iters`
-/// back-to-back calls, each round ended by one sync, after a first synced run; and the first
-/// run's milliseconds. Back to back, as SDPA's `do_bench` times its launches, so that the
-/// ratios compare device time rather than a host round trip per call (which weighs on
-/// sub-millisecond calls such as decoding). A round's outputs stay alive until its sync.
+/// Milliseconds per call of `f` in steady state, and the first run's milliseconds.
+///
+/// After a first synced run, calls run back to back for [`WARMUP_MS`] (the GPU leaves its
+/// idle clocks and the memory pool reaches its working size), then [`TIMING_ROUNDS`] rounds
+/// each of at least `iters` calls and at least [`ROUND_MS`], each ended by one sync; the
+/// median round's time per call. This is what SDPA's `do_bench` measures (a 25 ms warm-up,
+/// then about 100 ms of calls): rounds of a few milliseconds started on an idle GPU read
+/// 3-45% slow on sub-millisecond calls (see docs/PERF.md, 2026-11-24). The last
+/// [`OUTPUT_RING`] outputs stay alive, as in a model's loop, so that no backend can skip an
+/// unused result and the pool reuses freed blocks.
 fn time_any<B: Backend, T>(
     device: &B::Device,
     iters: usize,
@@ -372,23 +378,53 @@ fn time_any<B: Backend, T>(
     let _ = f();
     let _ = B::sync(device);
     let first = started.elapsed().as_secs_f64() * 1e3;
-    let n = iters.max(1);
+    let mut ring: Vec<T> = Vec::with_capacity(OUTPUT_RING);
+    let mut call = |i: usize| {
+        let out = f();
+        if ring.len() < OUTPUT_RING {
+            ring.push(out);
+        } else {
+            ring[i % OUTPUT_RING] = out;
+        }
+    };
+    // Warm-up, which also estimates the time per call.
+    let started = Instant::now();
+    let mut warm = 0;
+    while warm < 1 || started.elapsed().as_secs_f64() * 1e3 < WARMUP_MS {
+        call(warm);
+        warm += 1;
+        if warm % 8 == 0 {
+            let _ = B::sync(device);
+        }
+    }
+    let _ = B::sync(device);
+    let per_call = started.elapsed().as_secs_f64() * 1e3 / warm as f64;
+    let n = ((ROUND_MS / per_call).ceil() as usize).clamp(iters.max(1), MAX_ROUND_CALLS);
     let mut ms: Vec<f64> = (0..TIMING_ROUNDS)
         .map(|_| {
             let started = Instant::now();
-            let outs: Vec<T> = (0..n).map(|_| f()).collect();
+            for i in 0..n {
+                call(i);
+            }
             let _ = B::sync(device);
-            let elapsed = started.elapsed().as_secs_f64() * 1e3 / n as f64;
-            drop(outs);
-            elapsed
+            started.elapsed().as_secs_f64() * 1e3 / n as f64
         })
         .collect();
+    drop(ring);
     ms.sort_by(f64::total_cmp);
     (ms[ms.len() / 2], first)
 }
 
 /// Rounds [`time_any`] takes the median of.
 const TIMING_ROUNDS: usize = 3;
+/// Milliseconds of back-to-back calls before [`time_any`] times any.
+const WARMUP_MS: f64 = 50.0;
+/// The shortest round [`time_any`] times, in milliseconds.
+const ROUND_MS: f64 = 20.0;
+/// The most calls in one round (microsecond calls would otherwise make thousands).
+const MAX_ROUND_CALLS: usize = 5000;
+/// Outputs [`time_any`] keeps alive at a time.
+const OUTPUT_RING: usize = 8;
 
 /// Device memory the pool holds, in GiB, where the backend can tell.
 type MemProbe<'a> = &'a dyn Fn(bool) -> Option<f64>;
