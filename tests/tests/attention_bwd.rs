@@ -323,6 +323,68 @@ fn head_dim_256_gradients_on_gpu() {
     check_bwd::<Autodiff<crate::attention_fwd::Gpu>>(&Case::new(1, 1, 1, 9, 10, 256), &gpu(), 3);
 }
 
+/// The output's gradient reaches the backward as a strided view, not a dense tensor: through
+/// `swap_dims` (rows `H·Dv` apart, still fit for vector loads) and through `cat` along the
+/// last dim (rows `Dv + 1` apart: every kernel must fall back to one element at a time).
+#[test]
+fn strided_output_gradients_on_gpu() {
+    type G = Autodiff<crate::attention_fwd::Gpu>;
+    let device = gpu();
+    let case = Case::new(1, 2, 2, 21, 19, 32);
+    let Case {
+        b,
+        h,
+        sq,
+        sk,
+        d,
+        dv,
+        ..
+    } = case;
+    let x = inputs(&case, 31);
+    let dout64: Vec<f64> = x.dout.iter().map(|&v| f64::from(v)).collect();
+    let want = attention_bwd_ref(&x.reference, &case.opts, &dout64);
+    for layout in ["swap_dims", "cat"] {
+        let q = tensor::<G>(&x.q, [b, h, sq, d], &device).require_grad();
+        let k = tensor::<G>(&x.k, [b, h, sk, d], &device).require_grad();
+        let v = tensor::<G>(&x.v, [b, h, sk, dv], &device).require_grad();
+        let out = flint::flash_attention(q.clone(), k.clone(), v.clone());
+        let loss = if layout == "swap_dims" {
+            // dO arrives as the [B, Sq, H, Dv] weights viewed as [B, H, Sq, Dv].
+            let mut w = vec![0.0f32; x.dout.len()];
+            for hi in 0..h {
+                for i in 0..sq {
+                    for c in 0..dv {
+                        w[(i * h + hi) * dv + c] = x.dout[(hi * sq + i) * dv + c];
+                    }
+                }
+            }
+            (out.swap_dims(1, 2) * tensor::<G>(&w, [b, sq, h, dv], &device)).sum()
+        } else {
+            // dO arrives as the first Dv columns of a [B, H, Sq, Dv + 1] gradient.
+            let mut w = vec![0.5f32; b * h * sq * (dv + 1)];
+            for r in 0..h * sq {
+                w[r * (dv + 1)..r * (dv + 1) + dv].copy_from_slice(&x.dout[r * dv..(r + 1) * dv]);
+            }
+            let pad = Tensor::<G, 4>::ones([b, h, sq, 1], &device);
+            (Tensor::cat(vec![out, pad], 3) * tensor::<G>(&w, [b, h, sq, dv + 1], &device)).sum()
+        };
+        let grads = loss.backward();
+        let got = |t: &Tensor<G, 4>| to_f64(t.grad(&grads).expect("a gradient"));
+        for (name, want, got) in [
+            ("dq", &want.dq, got(&q)),
+            ("dk", &want.dk, got(&k)),
+            ("dv", &want.dv, got(&v)),
+        ] {
+            let magnitude = want.iter().fold(1.0f64, |m, w| m.max(w.abs()));
+            let err = max_err(&got, want);
+            assert!(
+                err <= 2e-4 * magnitude,
+                "{layout}: {name} error {err:e} (magnitude {magnitude:e})"
+            );
+        }
+    }
+}
+
 /// The backward op of the GPU under test, for scoped overlays that force its configs.
 fn gpu_bwd_op() -> flint::kernels::attention::AttentionBwdOp {
     use cubecl::Runtime;

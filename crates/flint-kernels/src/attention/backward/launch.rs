@@ -15,7 +15,11 @@ use crate::attention::{AttentionBwdConfig, AttentionBwdOp, AttentionProblem, Var
 use crate::{CubeclBenchmark, DeviceLimits, KernelError, fingerprint};
 
 /// Units per cube of the delta kernel.
-const DELTA_UNITS: u32 = 64;
+const DELTA_UNITS: u32 = 256;
+
+/// Most units that share one row in the delta kernel (a row of 32 vectors or fewer is read
+/// in one step).
+const DELTA_LANES: u32 = 32;
 
 /// Units per cube of the dQ accumulator's zeroing and finishing kernels.
 const ACCUM_UNITS: u32 = 256;
@@ -141,17 +145,33 @@ fn launch_with<R: Runtime>(
     };
     // delta = rowsum(dO ∘ O): memory-bound, one kernel for every variant.
     let a = args();
-    // SAFETY: the kernel guards each index against the shapes it is given (see
-    // `crate::attention` on bounds); CubeCL's own checks would only repeat them.
+    let max_vec = DeviceLimits::of(client).max_vector_size;
+    let vec = [8usize, 4, 2]
+        .into_iter()
+        .find(|&w| {
+            w <= max_vec
+                && problem.val_dim.is_multiple_of(w)
+                && vector_ok(a.out.strides(), w)
+                && vector_ok(a.dout.strides(), w)
+        })
+        .unwrap_or(1);
+    let vectors = to_u32(problem.val_dim / vec, "value dim")?;
+    let lanes = vectors.clamp(1, DELTA_LANES);
+    let rows = (DELTA_UNITS / lanes).max(1);
+    // SAFETY: the kernel guards each row against Sq and each vector against `vectors`; the
+    // vector width divides Dv and every stride but the last, which is 1 (`vector_ok`).
     unsafe {
         attention_bwd_delta::launch_unchecked::<R>(
             client,
-            CubeCount::Static(q_rows.div_ceil(DELTA_UNITS), bh, 1),
-            CubeDim::new_1d(DELTA_UNITS),
+            CubeCount::Static(q_rows.div_ceil(rows), bh, 1),
+            CubeDim::new_2d(lanes, rows),
+            vec,
             a.out,
             a.dout,
             a.delta,
-            DELTA_UNITS,
+            vectors,
+            lanes,
+            rows,
             dtype,
         );
     }
@@ -325,15 +345,24 @@ fn launch_with<R: Runtime>(
             }
             if c.fused_dq {
                 let a = args();
-                // SAFETY: one unit per dQ element, guarded by dQ's shape; `acc` has that shape.
+                // dQ comes from the caller's allocation: contiguous in practice, but any
+                // strides are honoured (one element per unit then).
+                let contiguous = a.dq.strides() == &acc.strides[..];
+                let width = if contiguous { 4u32 } else { 1 };
+                let count = acc_len / width;
+                // SAFETY: one unit per `width` elements, guarded by the count; `acc` has dQ's
+                // shape and D is a multiple of 16 in the MMA variant, so 4 divides it.
                 unsafe {
                     dq_accum_finish::launch_unchecked::<R>(
                         client,
-                        CubeCount::Static(acc_len.div_ceil(ACCUM_UNITS), 1, 1),
+                        CubeCount::Static(count.div_ceil(ACCUM_UNITS), 1, 1),
                         CubeDim::new_1d(ACCUM_UNITS),
+                        width as usize,
                         acc_arg(),
                         a.dq,
                         problem.scale as f32,
+                        count,
+                        contiguous,
                         dtype,
                     );
                 }

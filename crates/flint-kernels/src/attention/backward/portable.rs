@@ -1,7 +1,7 @@
 //! The portable backward: no plane ops, no cmma, shared memory within 32 KiB.
 //!
 //! Three kernels, as FlashAttention-2's backward:
-//! 1. [`attention_bwd_delta`]: `delta_i = Σ_d dO_id · O_id`, one unit per query row.
+//! 1. [`attention_bwd_delta`]: `delta_i = Σ_d dO_id · O_id`, a few units per query row.
 //! 2. [`attention_bwd_dkdv`]: one cube per `block_kv` keys of one (batch, kv head), one unit
 //!    per key. It loops over every query head of the key's group (so GQA needs no atomics)
 //!    and over the query tiles the mask leaves visible, recomputing `P` from the saved LSE.
@@ -41,31 +41,59 @@ pub struct BwdParams {
     pub has_dropout: bool,
 }
 
-/// `delta[b, h, i] = Σ_d dO[b, h, i, d] · O[b, h, i, d]` in f32. Grid `(ceil(Sq / units), B·H)`.
+/// `delta[b, h, i] = Σ_d dO[b, h, i, d] · O[b, h, i, d]` in f32. Cube `(lanes, rows)`: the
+/// `lanes` units of a row read its vectors `lane, lane + lanes, ...` (adjacent units read
+/// adjacent vectors, so a row is one coalesced read, not one unit's strided walk) and add
+/// their sums in shared memory. Grid `(ceil(Sq / rows), B·H)`. With `N > 1` the last stride
+/// is 1 and the others are multiples of `N`; `vectors` is `Dv / N`.
 #[cube(launch_unchecked)]
-pub fn attention_bwd_delta<F: Float>(
-    out: &Tensor<F>,
-    dout: &Tensor<F>,
+pub fn attention_bwd_delta<F: Float, N: Size>(
+    out: &Tensor<Vector<F, N>>,
+    dout: &Tensor<Vector<F, N>>,
     delta: &mut Tensor<f32>,
-    #[comptime] units: u32,
+    #[comptime] vectors: u32,
+    #[comptime] lanes: u32,
+    #[comptime] rows: u32,
     #[define(F)] _dtype: StorageType,
 ) {
     let heads = out.shape(1) as u32;
     let seq_q = out.shape(2) as u32;
-    let val_dim = out.shape(3);
     let b = (CUBE_POS_Y / heads) as usize;
     let h = (CUBE_POS_Y % heads) as usize;
-    let row = CUBE_POS_X * units + UNIT_POS_X;
+    let row = CUBE_POS_X * rows + UNIT_POS_Y;
+    let lane = UNIT_POS_X;
+    let width = N::value();
+    let mut sum = 0.0f32;
     if row < seq_q {
         let r = row as usize;
         let o_base = b * out.stride(0) + h * out.stride(1) + r * out.stride(2);
         let d_base = b * dout.stride(0) + h * dout.stride(1) + r * dout.stride(2);
-        let mut sum = 0.0f32;
-        for d in 0..val_dim {
-            sum += f32::cast_from(out[o_base + d * out.stride(3)])
-                * f32::cast_from(dout[d_base + d * dout.stride(3)]);
+        let o_step = out.stride(3) * width;
+        let d_step = dout.stride(3) * width;
+        #[unroll]
+        for k in 0..comptime!(vectors.div_ceil(lanes)) {
+            let j = lane + k * lanes;
+            if comptime!(vectors % lanes == 0) || j < vectors {
+                let o = Vector::<f32, N>::cast_from(out[(o_base + j as usize * o_step) / width]);
+                let g = Vector::<f32, N>::cast_from(dout[(d_base + j as usize * d_step) / width]);
+                let prod = o * g;
+                #[unroll]
+                for i in 0..width {
+                    sum += prod[i];
+                }
+            }
         }
-        delta[b * delta.stride(0) + h * delta.stride(1) + r * delta.stride(2)] = sum;
+    }
+    let mut parts = SharedMemory::<f32>::new(comptime!((lanes * rows) as usize));
+    parts[(UNIT_POS_Y * lanes + lane) as usize] = sum;
+    sync_cube();
+    if lane == 0 && row < seq_q {
+        let mut total = 0.0f32;
+        #[unroll]
+        for i in 0..lanes {
+            total += parts[(UNIT_POS_Y * lanes + i) as usize];
+        }
+        delta[b * delta.stride(0) + h * delta.stride(1) + row as usize * delta.stride(2)] = total;
     }
 }
 
