@@ -73,7 +73,7 @@ pub fn attention_bwd_delta<F: Float, N: Size>(
         #[unroll]
         for k in 0..comptime!(vectors.div_ceil(lanes)) {
             let j = lane + k * lanes;
-            if comptime!(vectors % lanes == 0) || j < vectors {
+            if comptime!(vectors.is_multiple_of(lanes)) || j < vectors {
                 let o = Vector::<f32, N>::cast_from(out[(o_base + j as usize * o_step) / width]);
                 let g = Vector::<f32, N>::cast_from(dout[(d_base + j as usize * d_step) / width]);
                 let prod = o * g;
