@@ -25,12 +25,15 @@
 //! `--no-kernel-cache` compiles everything, as a machine's first process does.
 //!
 //! `--svg FILE` draws TFLOP/s against sequence length (see [`crate::chart`]), with the lines of
-//! `--reference FILE` (saved `sdpa_reference.py` output) beside flint's and Burn's.
+//! `--reference FILE[,FILE...]` (saved `sdpa_reference.py` output, or this bench's own rows)
+//! beside flint's and Burn's; `--plot-only` draws it from those files alone, measuring nothing.
 //!
 //! `--bwd` times training instead: forward + backward through `Autodiff<B>` (loss
-//! `sum(out ∘ dO)`), reported as the backward alone (`fwd+bwd − fwd`, FLOPs 2.5× the
-//! forward's, as FlashAttention counts) next to Burn's attention under autodiff (its
-//! decomposed fallback), with the device memory reserved by the pool after the run.
+//! `sum(out ∘ dO)`, `fwdbwd_ms`), and the backward (FLOPs 2.5× the forward's, as
+//! FlashAttention counts): for flint its backward op alone on a saved output and LSE, as
+//! SDPA's reference times `autograd.grad`; for Burn's attention under autodiff (its
+//! decomposed fallback) `fwd+bwd − fwd`, which also counts the loss's kernels. The device
+//! memory reserved by the pool after the run is reported too.
 //! `--bwd-configs` adds one row per tensor-core backward tiling, two-kernel and fused dQ
 //! (`flint-mma64-fused`, sm90+), with 4 planes per cube and with 8 (`-p8`), forced through
 //! an overlay;
@@ -50,9 +53,10 @@ use burn::tensor::backend::Backend;
 use burn::tensor::module::attention as burn_attention;
 use burn::tensor::ops::AttentionModuleOptions;
 use burn::tensor::{DType, Distribution, ElementConversion, Tensor};
+use flint::kernels::attention::AttentionProblem;
 use flint::{
-    AttentionBwdConfig, AttentionFwdConfig, AttentionOptions, FlashAttentionBackend, Overlay,
-    Variant,
+    AttentionBwdConfig, AttentionBwdInputs, AttentionFwdConfig, AttentionOptions,
+    FlashAttentionBackend, Overlay, Variant,
 };
 use flint_manifest::{Manifest, Val, WorkloadValue, env_of};
 
@@ -86,6 +90,9 @@ pub struct Args {
     pub svg: Option<PathBuf>,
     /// `sdpa_reference.py` output to draw beside flint.
     pub reference: Option<PathBuf>,
+    /// `--plot-only`: draw `--svg` from saved rows alone (`--reference`, several files
+    /// comma-separated: SDPA's and this bench's own output), measuring nothing.
+    pub plot_only: bool,
     /// Roofline compute peak.
     pub peak_tflops: f64,
     /// Roofline memory bandwidth.
@@ -124,6 +131,7 @@ impl Default for Args {
             csv: None,
             svg: None,
             reference: None,
+            plot_only: false,
             peak_tflops: 800.0,
             peak_gbps: 3350.0,
             bwd: false,
@@ -193,6 +201,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
             "--csv" => a.csv = Some(PathBuf::from(value()?)),
             "--svg" => a.svg = Some(PathBuf::from(value()?)),
             "--reference" => a.reference = Some(PathBuf::from(value()?)),
+            "--plot-only" => a.plot_only = true,
             "--peak-tflops" => a.peak_tflops = value()?.parse().map_err(|_| "bad --peak-tflops")?,
             "--peak-gbps" => a.peak_gbps = value()?.parse().map_err(|_| "bad --peak-gbps")?,
             "--no-burn" => a.burn = false,
@@ -429,8 +438,9 @@ const OUTPUT_RING: usize = 8;
 /// Device memory the pool holds, in GiB, where the backend can tell.
 type MemProbe<'a> = &'a dyn Fn(bool) -> Option<f64>;
 
-/// Training timings: forward, forward + backward, and the backward alone, for flint and (where
-/// its scores fit) Burn's attention under autodiff.
+/// Training timings: forward, forward + backward (a training step through autodiff, with the
+/// loss `sum(out ∘ dout)`), and the backward: flint's backward op alone, the step less the
+/// forward for the forced configs and for Burn's attention (where its scores fit).
 fn run_bwd<B: FlashAttentionBackend>(
     name: &str,
     device: &B::Device,
@@ -471,17 +481,25 @@ where
             )
             .cast(a.dtype),
         );
-        let mut row = |imp: &str, fwd: f64, fb: f64, reserved: Option<f64>| {
-            let bwd = (fb - fwd).max(1e-6);
+        // `bwd`: the backward alone where it can be timed so (flint's op on a saved output and
+        // LSE, as SDPA's reference times `autograd.grad`), else the training step less the
+        // forward (which then also counts the loss's own kernels).
+        let mut row = |imp: &str, fwd: f64, fb: f64, bwd: Option<f64>, reserved: Option<f64>| {
+            // A step no slower than its forward (timing spread on a slow decomposed forward)
+            // has no measurable backward: NaN, and no point on the chart.
+            let bwd = bwd.unwrap_or(fb - fwd);
+            let bwd = if bwd > 0.0 { bwd } else { f64::NAN };
             let (ftf, btf) = (w.flops / fwd / 1e9, 2.5 * w.flops / bwd / 1e9);
             let gib = reserved.map_or("-".to_string(), |g| format!("{g:.2}"));
             for (dir, t) in [("forward", ftf), ("backward", btf)] {
-                points.push(Point {
-                    series: imp.to_string(),
-                    panel: panel(dir, w.d, w.causal),
-                    seq: w.sq,
-                    tflops: t,
-                });
+                if t.is_finite() {
+                    points.push(Point {
+                        series: imp.to_string(),
+                        panel: panel(dir, w.d, w.causal),
+                        seq: w.sq,
+                        tflops: t,
+                    });
+                }
             }
             println!(
                 "{imp} {} {} {} {} {} {fwd:.4} {ftf:.1} {bwd:.4} {btf:.1} {fb:.4} {gib} {}",
@@ -506,7 +524,10 @@ where
             q.grad(&grads)
         });
         println!("# flint first fwd+bwd call {:.2} s", first / 1e3);
-        row("flint", fwd, fb, mem(false));
+        let reserved = mem(false);
+        let inner = [&q, &k, &v, &dout].map(|t| t.clone().inner());
+        let alone = bwd_alone::<B>(device, a, w, inner.clone(), None);
+        row("flint", fwd, fb, alone, reserved);
         if a.bwd_configs {
             let mma = |bq, bkv| AttentionBwdConfig::new(Variant::Mma, bq, bkv);
             let tilings = [(64, 64), (32, 64), (64, 32), (32, 32)].map(|(bq, bkv)| mma(bq, bkv));
@@ -531,7 +552,8 @@ where
                     let grads = (out * dout.clone()).sum().backward();
                     q.grad(&grads)
                 });
-                row(&name, fwd, fb, None);
+                let alone = bwd_alone::<B>(device, a, w, inner.clone(), Some(config));
+                row(&name, fwd, fb, alone, None);
             }
         }
         let scores = (w.b * w.h * w.sq * w.sk) as f64 * 4.0;
@@ -559,7 +581,7 @@ where
                 let grads = (out * dout.clone()).sum().backward();
                 q.grad(&grads)
             });
-            row("burn", fwd, fb, mem(false));
+            row("burn", fwd, fb, None, mem(false));
         } else if a.burn {
             println!(
                 "# burn skipped for {}: its scores alone need {:.1} GiB (x2 with their gradient)",
@@ -569,6 +591,64 @@ where
         }
     }
     csv
+}
+
+/// Milliseconds per call of flint's backward op alone on `B`, outside autodiff: the forward's
+/// output and LSE made once, then the backward on them with `config` (the selector's choice
+/// without one). SDPA's reference times the same (`torch.autograd.grad` of the output). `None`,
+/// said on stdout, when a call fails.
+fn bwd_alone<B: FlashAttentionBackend>(
+    device: &B::Device,
+    a: &Args,
+    w: &Workload,
+    [q, k, v, dout]: [Tensor<B, 4>; 4],
+    config: Option<AttentionBwdConfig>,
+) -> Option<f64> {
+    let problem = AttentionProblem {
+        batch: w.b,
+        heads: w.h,
+        kv_heads: w.hkv,
+        seq_q: w.sq,
+        seq_kv: w.sk,
+        head_dim: w.d,
+        val_dim: w.dv,
+        dtype: match a.dtype {
+            DType::BF16 => "bf16",
+            DType::F16 => "f16",
+            _ => "f32",
+        },
+        scale: 1.0 / (w.d as f64).sqrt(),
+        softcap: None,
+        window: (None, w.causal.then_some(0)),
+        has_bias: false,
+        dropout: None,
+    };
+    let prim = |t: &Tensor<B, 4>| t.clone().into_primitive().tensor();
+    let (out, lse) =
+        match B::flash_attention_fwd(prim(&q), prim(&k), prim(&v), None, &problem, None) {
+            Ok(saved) => saved,
+            Err(why) => {
+                println!("# {}: no forward for the backward alone: {why}", w.label);
+                return None;
+            }
+        };
+    let run = || {
+        let inputs = AttentionBwdInputs {
+            q: prim(&q),
+            k: prim(&k),
+            v: prim(&v),
+            out: out.clone(),
+            lse: lse.clone(),
+            dout: prim(&dout),
+            bias: None,
+        };
+        B::flash_attention_bwd(inputs, &problem, false, config)
+    };
+    if let Err(why) = run() {
+        println!("# {}: the backward alone failed: {why}", w.label);
+        return None;
+    }
+    Some(time_any::<B, _>(device, a.iters, || run().ok()).0)
 }
 
 /// [`time_any`] for calls that return a tensor: milliseconds per call, and the first run's
@@ -1034,32 +1114,45 @@ fn direct_overhead<B: FlashAttentionBackend>(device: &B::Device, args: &Args) {
 /// # Errors
 /// Bad workloads, or a file that could not be written or read.
 pub fn run_bench(args: &Args) -> Result<(), String> {
-    let list = workloads(args)?;
     let mut points = Vec::new();
-    #[cfg(feature = "cuda")]
-    let cuda = !args.wgpu;
-    #[cfg(not(feature = "cuda"))]
-    let cuda = false;
-    let csv = if cuda {
-        run_cuda(args, &list, &mut points)?
-    } else {
-        run_wgpu(args, &list, &mut points)?
-    };
-    if let Some(path) = &args.csv {
-        write_file(path, &csv)?;
+    if !args.plot_only {
+        let list = workloads(args)?;
+        #[cfg(feature = "cuda")]
+        let cuda = !args.wgpu;
+        #[cfg(not(feature = "cuda"))]
+        let cuda = false;
+        let csv = if cuda {
+            run_cuda(args, &list, &mut points)?
+        } else {
+            run_wgpu(args, &list, &mut points)?
+        };
+        if let Some(path) = &args.csv {
+            write_file(path, &csv)?;
+        }
     }
     if let Some(path) = &args.svg {
-        if let Some(reference) = &args.reference {
-            let text = std::fs::read_to_string(reference)
+        let mut saved = Vec::new();
+        let files = args.reference.iter().flat_map(|r| {
+            r.to_str().map_or(vec![r.clone()], |s| {
+                s.split(',').map(PathBuf::from).collect()
+            })
+        });
+        for reference in files {
+            let text = std::fs::read_to_string(&reference)
                 .map_err(|e| format!("cannot read {}: {e}", reference.display()))?;
-            let ours: std::collections::BTreeSet<String> =
-                points.iter().map(|p| p.panel.clone()).collect();
-            points.extend(
-                parse_reference(&text)
-                    .into_iter()
-                    .filter(|p| ours.contains(&p.panel)),
-            );
+            saved.extend(parse_reference(&text));
         }
+        // Panels are those flint has points in: measured here, or saved under `flint`.
+        let ours: std::collections::BTreeSet<String> = points
+            .iter()
+            .chain(
+                saved
+                    .iter()
+                    .filter(|p| args.plot_only && p.series == "flint"),
+            )
+            .map(|p| p.panel.clone())
+            .collect();
+        points.extend(saved.into_iter().filter(|p| ours.contains(&p.panel)));
         let title = format!(
             "flint attention {:?}{}: TFLOP/s against sequence length",
             args.dtype,
