@@ -593,18 +593,9 @@ where
     csv
 }
 
-/// Milliseconds per call of flint's backward op alone on `B`, outside autodiff: the forward's
-/// output and LSE made once, then the backward on them with `config` (the selector's choice
-/// without one). SDPA's reference times the same (`torch.autograd.grad` of the output). `None`,
-/// said on stdout, when a call fails.
-fn bwd_alone<B: FlashAttentionBackend>(
-    device: &B::Device,
-    a: &Args,
-    w: &Workload,
-    [q, k, v, dout]: [Tensor<B, 4>; 4],
-    config: Option<AttentionBwdConfig>,
-) -> Option<f64> {
-    let problem = AttentionProblem {
+/// The problem flint validates for workload `w` without options but its causal mask.
+fn problem_of(a: &Args, w: &Workload) -> AttentionProblem {
+    AttentionProblem {
         batch: w.b,
         heads: w.h,
         kv_heads: w.hkv,
@@ -622,7 +613,24 @@ fn bwd_alone<B: FlashAttentionBackend>(
         window: (None, w.causal.then_some(0)),
         has_bias: false,
         dropout: None,
-    };
+    }
+}
+
+/// Milliseconds per call of flint's backward op alone on `B`, outside autodiff: the forward's
+/// output and LSE made once, then the backward on them with `config` (the selector's choice
+/// without one). SDPA's reference times the same (`torch.autograd.grad` of the output). `None`,
+/// said on stdout, when a call fails.
+fn bwd_alone<B: FlashAttentionBackend>(
+    device: &B::Device,
+    a: &Args,
+    w: &Workload,
+    [q, k, v, dout]: [Tensor<B, 4>; 4],
+    config: Option<AttentionBwdConfig>,
+) -> Option<f64> {
+    let problem = problem_of(a, w);
+    if let Ok(Some(c)) = B::flash_attention_bwd_config(&problem, a.dtype, false, device, config) {
+        println!("# {}: the backward config {c:?}", w.label);
+    }
     let prim = |t: &Tensor<B, 4>| t.clone().into_primitive().tensor();
     let (out, lse) =
         match B::flash_attention_fwd(prim(&q), prim(&k), prim(&v), None, &problem, None) {
@@ -844,6 +852,13 @@ fn run<B: FlashAttentionBackend>(
             )
         });
         row("flint", timing);
+        // Which config the selector runs (from its memory tier now): tuned picks can differ
+        // between processes, and a row is read against its pick.
+        match B::flash_attention_fwd_config(&problem_of(a, w), a.dtype, device, None) {
+            Ok(Some(c)) => println!("# {}: the selector's forward config {c:?}", w.label),
+            Ok(None) => {}
+            Err(why) => println!("# {}: no forward config: {why}", w.label),
+        }
         if a.check {
             check_against_burn::<B>(&q, &k, &v, w)?;
         }
