@@ -593,6 +593,15 @@ where
     csv
 }
 
+/// The dtype as flint's problems and signatures name it.
+fn dtype_label(dtype: DType) -> &'static str {
+    match dtype {
+        DType::BF16 => "bf16",
+        DType::F16 => "f16",
+        _ => "f32",
+    }
+}
+
 /// The problem flint validates for workload `w` without options but its causal mask.
 fn problem_of(a: &Args, w: &Workload) -> AttentionProblem {
     AttentionProblem {
@@ -603,11 +612,7 @@ fn problem_of(a: &Args, w: &Workload) -> AttentionProblem {
         seq_kv: w.sk,
         head_dim: w.d,
         val_dim: w.dv,
-        dtype: match a.dtype {
-            DType::BF16 => "bf16",
-            DType::F16 => "f16",
-            _ => "f32",
-        },
+        dtype: dtype_label(a.dtype),
         scale: 1.0 / (w.d as f64).sqrt(),
         softcap: None,
         window: (None, w.causal.then_some(0)),
@@ -1094,11 +1099,7 @@ fn direct_overhead<B: FlashAttentionBackend>(device: &B::Device, args: &Args) {
         seq_kv: s,
         head_dim: d,
         val_dim: d,
-        dtype: match args.dtype {
-            DType::BF16 => "bf16",
-            DType::F16 => "f16",
-            _ => "f32",
-        },
+        dtype: dtype_label(args.dtype),
         scale: 1.0 / (d as f64).sqrt(),
         softcap: None,
         window: (None, None),

@@ -145,7 +145,8 @@ fn launch_with<R: Runtime>(
     };
     // delta = rowsum(dO ∘ O): memory-bound, one kernel for every variant.
     let a = args();
-    let max_vec = DeviceLimits::of(client).max_vector_size;
+    // Only the vector width is needed: `DeviceLimits::of` would build its lists on every call.
+    let max_vec = client.properties().hardware.max_vector_size;
     let vec = [8usize, 4, 2]
         .into_iter()
         .find(|&w| {
