@@ -4,6 +4,8 @@
 # `ptxas -v` for registers and spills. NVRTC, ptxas and the headers come from NVIDIA's pip
 # wheels, fetched once into $FLINT_CUDA_TOOLS. Exits non-zero if any kernel fails to compile.
 #   scripts/device/local_ptxas.sh [OUT_DIR]
+# FLINT_KERNELS (shell patterns separated by spaces, e.g. '*dkdv*p8_fused *fwd*q128_kv64')
+# limits NVRTC and ptxas to the kernels whose names match one; every source is still written.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out="${1:-target/cuda-source}"
@@ -28,6 +30,14 @@ inc="$tools/nvidia/cuda_runtime/include $tools/nvidia/cuda_nvcc/include $tools/n
 failed=0
 for cu in "$out"/*.cu; do
   name="$(basename "$cu" .cu)"
+  wanted=0
+  set -f # the patterns are matched, not expanded
+  for pat in ${FLINT_KERNELS:-*}; do
+    # shellcheck disable=SC2254
+    case "$name" in $pat) wanted=1 ;; esac
+  done
+  set +f
+  [ "$wanted" = 1 ] || continue
   # shellcheck disable=SC2086
   if ! python3 scripts/device/nvrtc_ptx.py "$tools/nvidia/cuda_nvrtc/lib/libnvrtc.so.12" \
       "$cu" "$out/$name.ptx" $inc > "$out/$name.log" 2>&1; then

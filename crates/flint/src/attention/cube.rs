@@ -141,12 +141,13 @@ where
         };
         let (b, h, hkv, sq, sk) = (p.batch, p.heads, p.kv_heads, p.seq_q, p.seq_kv);
         // One allocation task for the gradients, delta and the 1-element stand-ins.
-        let [dq, dk, dv, delta, dbias_stand_in, bias_stand_in] = empty_many(
+        let [dq, dk, dv, delta, lse2, dbias_stand_in, bias_stand_in] = empty_many(
             &q,
             [
                 (vec![b, h, sq, p.head_dim], dtype),
                 (vec![b, hkv, sk, p.head_dim], dtype),
                 (vec![b, hkv, sk, p.val_dim], dtype),
+                (vec![b, h, sq], DType::F32),
                 (vec![b, h, sq], DType::F32),
                 (vec![1, 1, 1, 1], DType::F32),
                 (vec![1, 1, 1, 1], DType::F32),
@@ -187,6 +188,7 @@ where
                 bias: bias.clone().into_tensor_arg(),
                 bias_strides,
                 delta: delta.clone().into_tensor_arg(),
+                lse2: lse2.clone().into_tensor_arg(),
                 dq: dq.clone().into_tensor_arg(),
                 dk: dk.clone().into_tensor_arg(),
                 dv: dv.clone().into_tensor_arg(),
@@ -253,6 +255,7 @@ where
                 zeros(&[b, hkv, sk, d], dtype),
                 zeros(&[b, hkv, sk, dv], dtype),
                 zeros(&dbias_shape, DType::F32),
+                zeros(&[b, h, sq], DType::F32),
             ]
         };
         let choice = choose_attention_bwd(
@@ -264,7 +267,7 @@ where
             want_dbias,
             requested,
             || {
-                let t: &[CubeTensor<R>; 11] = scratch.get_or_init(make);
+                let t: &[CubeTensor<R>; 12] = scratch.get_or_init(make);
                 let arg = |i: usize| t[i].clone().into_tensor_arg();
                 AttentionBwdArgs {
                     q: arg(0),
@@ -276,6 +279,7 @@ where
                     bias: arg(5),
                     bias_strides: (0, 0),
                     delta: arg(6),
+                    lse2: arg(11),
                     dq: arg(7),
                     dk: arg(8),
                     dv: arg(9),

@@ -44,6 +44,9 @@ pub struct AttentionBwdArgs<R: Runtime> {
     pub bias_strides: (usize, usize),
     /// Scratch `[B, H, Sq]` f32 for `rowsum(dO ∘ O)`.
     pub delta: TensorArg<R>,
+    /// Scratch `[B, H, Sq]` f32 for the log-sum-exp in base 2 (`lse · log2 e`), which the
+    /// delta kernel writes for the tensor-core kernels.
+    pub lse2: TensorArg<R>,
     /// `dq: [B, H, Sq, D]`, written.
     pub dq: TensorArg<R>,
     /// `dk: [B, Hkv, Sk, D]`, written.
@@ -143,7 +146,8 @@ fn launch_with<R: Runtime>(
         has_softcap: problem.softcap.is_some(),
         has_dropout: problem.dropout.is_some(),
     };
-    // delta = rowsum(dO ∘ O): memory-bound, one kernel for every variant.
+    // delta = rowsum(dO ∘ O) and lse2 = lse · log2 e: memory-bound, one kernel for every
+    // variant.
     let a = args();
     // Only the vector width is needed: `DeviceLimits::of` would build its lists on every call.
     let max_vec = client.properties().hardware.max_vector_size;
@@ -169,7 +173,9 @@ fn launch_with<R: Runtime>(
             vec,
             a.out,
             a.dout,
+            a.lse,
             a.delta,
+            a.lse2,
             vectors,
             lanes,
             rows,
@@ -332,7 +338,7 @@ fn launch_with<R: Runtime>(
                     a.k,
                     a.v,
                     a.dout,
-                    a.lse,
+                    a.lse2,
                     a.delta,
                     a.bias,
                     a.dk,
@@ -383,7 +389,7 @@ fn launch_with<R: Runtime>(
                     a.k,
                     a.v,
                     a.dout,
-                    a.lse,
+                    a.lse2,
                     a.delta,
                     a.bias,
                     a.dq,

@@ -29,7 +29,7 @@ use cubecl::prelude::barrier::{Barrier, copy_async_checked};
 
 use crate::attention::dropout::uniform_cube;
 use crate::attention::forward::mma::{
-    PAD, Pair, block_and_head, mma_step, stage, stage_rows, write_pair,
+    LOG2_E, PAD, Pair, block_and_head, exp2, mma_step, stage, stage_rows, write_pair,
 };
 use crate::attention::forward::{MASKED_BELOW, NO_MAX, PortableScalars};
 
@@ -316,7 +316,9 @@ fn product_acc_b<E: Float, N: Size>(
 }
 
 /// dK and dV, and with `fused_dq` the unscaled dQ added into `dq_acc` (`[B, H, Sq, D]` f32,
-/// zeroed, read two elements at a time; any small tensor otherwise). Grid
+/// zeroed, read two elements at a time; any small tensor otherwise). `lse2` is the forward's
+/// log-sum-exp in base 2 (`lse · log2 e`, as the delta kernel writes it): every exponent is
+/// a power of two ([`exp2`]) with log2(e) folded into the scale. Grid
 /// `(ceil(Sk / (16·planes)), B·Hkv)` or its transpose with `heads_major`, cube `(32, planes)`.
 // CubeCL emits the fast `__expf` only with all three flags; NaN still propagates through it.
 #[cube(
@@ -329,7 +331,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
     k: &Tensor<Vector<E, N>>,
     v: &Tensor<Vector<E, N>>,
     dout: &Tensor<Vector<E, N>>,
-    lse: &Tensor<f32>,
+    lse2: &Tensor<f32>,
     delta: &Tensor<f32>,
     bias: &Tensor<f32>,
     dk: &mut Tensor<Vector<E, NO>>,
@@ -454,6 +456,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
             comptime!(if p.has_softcap { q_tiles * 2 } else { 1 }) as usize
         );
     let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
+    let scale2 = s.scale * LOG2_E;
 
     // Tile n is query tile n % per_head of query head n / per_head of the group.
     let span = q_hi - q_lo;
@@ -463,7 +466,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
         load_query_tile::<E, N>(
             q,
             dout,
-            lse,
+            lse2,
             delta,
             &mut q_s,
             &mut do_s,
@@ -501,7 +504,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
             load_query_tile::<E, N>(
                 q,
                 dout,
-                lse,
+                lse2,
                 delta,
                 &mut q_s,
                 &mut do_s,
@@ -593,11 +596,11 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
                 #[unroll]
                 for c in 0..2u32 {
                     let l = lse_s[(row0 + j * 8 + t * 2 + c) as usize];
-                    let mut e = pv[c as usize] * s.scale - l;
+                    let mut e = pv[c as usize] * scale2 - l;
                     if comptime!(p.has_softcap || p.has_bias) {
                         // Scores the bias masks count as masked, as in the forward.
                         let x = pv[c as usize];
-                        e = select(x <= MASKED_BELOW, f32::new(NO_MAX), x - l);
+                        e = select(x <= MASKED_BELOW, f32::new(NO_MAX), x * LOG2_E - l);
                     }
                     pv[c as usize] = e;
                 }
@@ -631,7 +634,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
                 #[unroll]
                 for c in 0..2u32 {
                     let qi = j * 8 + t * 2 + c;
-                    let prob = pv[c as usize].exp();
+                    let prob = exp2(pv[c as usize]);
                     let mut weight = prob;
                     let mut dp = dsv[c as usize];
                     if comptime!(p.has_dropout) {
@@ -737,7 +740,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
 }
 
 /// dQ. Grid `(ceil(Sq / (16·planes)), B·H)` or its transpose with `heads_major`, cube
-/// `(32, planes)`.
+/// `(32, planes)`. `lse2` is the log-sum-exp in base 2, as for [`attention_bwd_dkdv_mma`].
 #[cube(
     launch_unchecked,
     fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf
@@ -748,7 +751,7 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
     k: &Tensor<Vector<E, N>>,
     v: &Tensor<Vector<E, N>>,
     dout: &Tensor<Vector<E, N>>,
-    lse: &Tensor<f32>,
+    lse2: &Tensor<f32>,
     delta: &Tensor<f32>,
     bias: &Tensor<f32>,
     dq: &mut Tensor<Vector<E, NO>>,
@@ -852,9 +855,9 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
         let mut l = 0.0f32;
         let mut dl = 0.0f32;
         if row < seq_q {
-            l = lse[b as usize * lse.stride(0)
-                + h as usize * lse.stride(1)
-                + row as usize * lse.stride(2)];
+            l = lse2[b as usize * lse2.stride(0)
+                + h as usize * lse2.stride(1)
+                + row as usize * lse2.stride(2)];
             dl = delta[b as usize * delta.stride(0)
                 + h as usize * delta.stride(1)
                 + row as usize * delta.stride(2)];
@@ -875,6 +878,7 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
             comptime!(if p.has_softcap { k_tiles * 2 } else { 1 }) as usize
         );
     let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
+    let scale2 = s.scale * LOG2_E;
     let bias_base = b as usize * s.bias_stride_b as usize + h as usize * s.bias_stride_h as usize;
     let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
     let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
@@ -983,10 +987,10 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
                 #[unroll]
                 for c in 0..2u32 {
                     let l = l_row[r as usize];
-                    let mut e = sv[c as usize] * s.scale - l;
+                    let mut e = sv[c as usize] * scale2 - l;
                     if comptime!(p.has_softcap || p.has_bias) {
                         let x = sv[c as usize];
-                        e = select(x <= MASKED_BELOW, f32::new(NO_MAX), x - l);
+                        e = select(x <= MASKED_BELOW, f32::new(NO_MAX), x * LOG2_E - l);
                     }
                     sv[c as usize] = e;
                 }
@@ -1019,7 +1023,7 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
                 let mut dsv = dp[at];
                 #[unroll]
                 for c in 0..2u32 {
-                    let prob = sv[c as usize].exp();
+                    let prob = exp2(sv[c as usize]);
                     let mut dpv = dsv[c as usize];
                     if comptime!(p.has_dropout) {
                         let key = start as u32 + j * 8 + t * 2 + c;

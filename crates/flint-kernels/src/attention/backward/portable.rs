@@ -14,6 +14,7 @@
 use cubecl::prelude::*;
 
 use crate::attention::dropout::uniform_cube;
+use crate::attention::forward::mma::LOG2_E;
 use crate::attention::forward::{MASKED_BELOW, PortableScalars};
 
 /// Compile-time shape of one backward kernel instance.
@@ -45,12 +46,17 @@ pub struct BwdParams {
 /// `lanes` units of a row read its vectors `lane, lane + lanes, ...` (adjacent units read
 /// adjacent vectors, so a row is one coalesced read, not one unit's strided walk) and add
 /// their sums in shared memory. Grid `(ceil(Sq / rows), B·H)`. With `N > 1` the last stride
-/// is 1 and the others are multiples of `N`; `vectors` is `Dv / N`.
+/// is 1 and the others are multiples of `N`; `vectors` is `Dv / N`. Also writes
+/// `lse2 = lse · log2 e`, the log-sum-exp in base 2 that the tensor-core kernels subtract
+/// (their exponents are powers of two), so that they need no multiply per score for it.
 #[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
 pub fn attention_bwd_delta<F: Float, N: Size>(
     out: &Tensor<Vector<F, N>>,
     dout: &Tensor<Vector<F, N>>,
+    lse: &Tensor<f32>,
     delta: &mut Tensor<f32>,
+    lse2: &mut Tensor<f32>,
     #[comptime] vectors: u32,
     #[comptime] lanes: u32,
     #[comptime] rows: u32,
@@ -94,6 +100,9 @@ pub fn attention_bwd_delta<F: Float, N: Size>(
             total += parts[(UNIT_POS_Y * lanes + i) as usize];
         }
         delta[b * delta.stride(0) + h * delta.stride(1) + row as usize * delta.stride(2)] = total;
+        let r = row as usize;
+        lse2[b * lse2.stride(0) + h * lse2.stride(1) + r * lse2.stride(2)] =
+            lse[b * lse.stride(0) + h * lse.stride(1) + r * lse.stride(2)] * LOG2_E;
     }
 }
 

@@ -31,6 +31,9 @@ pub(crate) const PAD: u32 = 8;
 /// stay at most 256, well inside f32, bf16 and f16.
 const RESCALE_SLACK: f32 = 5.545_177;
 
+/// log2(e): the exponents are taken in base 2, with this factor folded into the scale.
+pub(crate) const LOG2_E: f32 = core::f32::consts::LOG2_E;
+
 pub(crate) type Pair = Const<2>;
 
 /// Compile-time shape of one kernel instance.
@@ -62,8 +65,8 @@ pub struct MmaParams {
     pub out_vec: u32,
     /// The grid is `(B·H, blocks)` rather than `(blocks, B·H)` (see [`block_and_head`]).
     pub heads_major: bool,
-    /// Scores stay unscaled until the exponent (`exp(x·scale - m·scale)`, one fused
-    /// multiply-add per score): only without softcap and bias, and with a positive scale, so
+    /// Scores stay unscaled until the exponent (`2^(x·scale·log2 e − m·scale·log2 e)`, one
+    /// fused multiply-add per score): only without softcap and bias, and with a positive scale, so
     /// that the maximum of the raw scores is the maximum of the scaled ones.
     pub raw_max: bool,
     /// GQA packing (short queries): the cube serves one KV head and every query head of
@@ -137,8 +140,8 @@ pub(crate) fn reversed(pos: u32, count: u32) -> u32 {
 /// The accelerated forward. Grid: `(ceil(Sq / (16·m_tiles·planes)), B·H)`, or the
 /// transpose with `heads_major`; cube `(32, planes)`.
 /// q, k and v are read `N` elements at a time (their last dim contiguous and every other
-/// stride a multiple of `N`); out is written in pairs. Fast intrinsics (`__expf`) are used:
-/// every exponent is finite, masked scores are a finite sentinel.
+/// stride a multiple of `N`); out is written in pairs. Exponents are base 2 through a fast
+/// intrinsic ([`exp2`]).
 #[cube(launch_unchecked, fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf)]
 #[allow(clippy::too_many_arguments)]
 pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
@@ -369,6 +372,8 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
         l_run[i as usize] = 0.0f32;
     }
     let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
+    // The scale in base 2: P = 2^(x·scale2 − m·scale2) = exp(x·scale − m·scale).
+    let scale2 = s.scale * LOG2_E;
     let cube_row_lo = q_first as i32 + offset;
     let cube_row_hi = q_last + offset;
 
@@ -561,9 +566,9 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                     let m_new = max(m_old, tile_max[(mi * 2 + r) as usize]);
                     m_run[(mi * 2 + r) as usize] = m_new;
                     let m_sub = select(m_new == s.neg_inf, 0.0f32, m_new);
-                    let mut alpha = (m_old - m_sub).exp();
+                    let mut alpha = exp2(m_old * LOG2_E - m_sub * LOG2_E);
                     if comptime!(p.raw_max) {
-                        alpha = (m_old * s.scale - m_sub * s.scale).exp();
+                        alpha = exp2(m_old * scale2 - m_sub * scale2);
                     }
                     #[unroll]
                     for i in 0..o_tiles {
@@ -586,9 +591,11 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                 // The logical (batch, head) of the row, which dropout's stream is keyed on.
                 let bh_row = b * heads + rh[1];
                 let m_ref = m_run[(mi * 2 + r) as usize];
-                let mut m_sub = select(m_ref == s.neg_inf, 0.0f32, m_ref);
+                // m in base-2 exponent units (times the scale with raw scores).
+                let m0 = select(m_ref == s.neg_inf, 0.0f32, m_ref);
+                let mut m_sub = m0 * LOG2_E;
                 if comptime!(p.raw_max) {
-                    m_sub *= s.scale;
+                    m_sub = m0 * scale2;
                 }
                 let mut sum = 0.0f32;
                 #[unroll]
@@ -599,9 +606,9 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                     for c in 0..2u32 {
                         // A NaN score (NaN in q, k or bias) gives a NaN probability, which
                         // then reaches l, O and the LSE as in an unfused attention.
-                        let mut prob = (pair[c as usize] - m_sub).exp();
+                        let mut prob = exp2(pair[c as usize] * LOG2_E - m_sub);
                         if comptime!(p.raw_max) {
-                            prob = (pair[c as usize] * s.scale - m_sub).exp();
+                            prob = exp2(pair[c as usize] * scale2 - m_sub);
                         }
                         sum += prob;
                         if p.has_dropout {
@@ -716,6 +723,15 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
             }
         }
     }
+}
+
+/// `2^x`. CubeCL 0.10 has no exp2, but under the kernels' fast-math flags `powf` becomes
+/// CUDA's `__powf`, which NVRTC folds for the constant base 2 into one `ex2.approx`: a
+/// multiply fewer per score than `__expf`, which scales its argument by log2(e) itself.
+/// -inf gives 0 and NaN stays NaN, as with the exponential.
+#[cube]
+pub(crate) fn exp2(x: f32) -> f32 {
+    f32::powf(2.0f32, x)
 }
 
 /// One `m16n8k16` product: `c[c_at..c_at + 2] += a[a_at..a_at + 4] · b[b_at..b_at + 2]`.
