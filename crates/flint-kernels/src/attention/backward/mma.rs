@@ -29,9 +29,9 @@ use cubecl::prelude::barrier::{Barrier, copy_async_checked};
 
 use crate::attention::dropout::uniform_cube;
 use crate::attention::forward::mma::{
-    LOG2_E, PAD, Pair, block_and_head, exp2, mma_step, stage, stage_rows, write_pair,
+    PAD, Pair, block_and_head, exp2, mma_step, stage, stage_rows, write_pair,
 };
-use crate::attention::forward::{MASKED_BELOW, NO_MAX, PortableScalars};
+use crate::attention::forward::{LOG2_E, MASKED_BELOW, NO_MAX, PortableScalars};
 
 /// Compile-time shape of one kernel instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -320,7 +320,8 @@ fn product_acc_b<E: Float, N: Size>(
 /// log-sum-exp in base 2 (`lse · log2 e`, as the delta kernel writes it): every exponent is
 /// a power of two ([`exp2`]) with log2(e) folded into the scale. Grid
 /// `(ceil(Sk / (16·planes)), B·Hkv)` or its transpose with `heads_major`, cube `(32, planes)`.
-// CubeCL emits the fast `__expf` only with all three flags; NaN still propagates through it.
+// CubeCL emits the fast `__powf` (see `exp2`) only with all three flags; NaN still propagates
+// through it.
 #[cube(
     launch_unchecked,
     fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf

@@ -14,8 +14,7 @@
 use cubecl::prelude::*;
 
 use crate::attention::dropout::uniform_cube;
-use crate::attention::forward::mma::LOG2_E;
-use crate::attention::forward::{MASKED_BELOW, PortableScalars};
+use crate::attention::forward::{LOG2_E, MASKED_BELOW, PortableScalars};
 
 /// Compile-time shape of one backward kernel instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -99,8 +98,8 @@ pub fn attention_bwd_delta<F: Float, N: Size>(
         for i in 0..lanes {
             total += parts[(UNIT_POS_Y * lanes + i) as usize];
         }
-        delta[b * delta.stride(0) + h * delta.stride(1) + row as usize * delta.stride(2)] = total;
         let r = row as usize;
+        delta[b * delta.stride(0) + h * delta.stride(1) + r * delta.stride(2)] = total;
         lse2[b * lse2.stride(0) + h * lse2.stride(1) + r * lse2.stride(2)] =
             lse[b * lse.stride(0) + h * lse.stride(1) + r * lse.stride(2)] * LOG2_E;
     }

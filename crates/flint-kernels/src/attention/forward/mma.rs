@@ -20,7 +20,7 @@ use cubecl::prelude::barrier::{Barrier, copy_async_checked};
 use cubecl::prelude::*;
 
 use super::portable::PortableScalars;
-use super::{MASKED_BELOW, NO_MAX};
+use super::{LOG2_E, MASKED_BELOW, NO_MAX};
 use crate::attention::dropout::uniform_cube;
 
 /// Elements each shared-memory row is padded by (16 bytes: rows start 4 banks apart).
@@ -30,9 +30,6 @@ pub(crate) const PAD: u32 = 8;
 /// maximum before the maximum moves and O and l are rescaled: ln 256, so that probabilities
 /// stay at most 256, well inside f32, bf16 and f16.
 const RESCALE_SLACK: f32 = 5.545_177;
-
-/// log2(e): the exponents are taken in base 2, with this factor folded into the scale.
-pub(crate) const LOG2_E: f32 = core::f32::consts::LOG2_E;
 
 pub(crate) type Pair = Const<2>;
 
@@ -372,8 +369,12 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
         l_run[i as usize] = 0.0f32;
     }
     let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
-    // The scale in base 2: P = 2^(x·scale2 − m·scale2) = exp(x·scale − m·scale).
-    let scale2 = s.scale * LOG2_E;
+    // Scores and maxima to base-2 exponent units: P = 2^(x·to2 − m·to2) = exp(x − m) for
+    // scaled scores, exp(x·scale − m·scale) for raw ones.
+    let mut to2 = f32::new(LOG2_E);
+    if comptime!(p.raw_max) {
+        to2 = s.scale * LOG2_E;
+    }
     let cube_row_lo = q_first as i32 + offset;
     let cube_row_hi = q_last + offset;
 
@@ -566,10 +567,7 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                     let m_new = max(m_old, tile_max[(mi * 2 + r) as usize]);
                     m_run[(mi * 2 + r) as usize] = m_new;
                     let m_sub = select(m_new == s.neg_inf, 0.0f32, m_new);
-                    let mut alpha = exp2(m_old * LOG2_E - m_sub * LOG2_E);
-                    if comptime!(p.raw_max) {
-                        alpha = exp2(m_old * scale2 - m_sub * scale2);
-                    }
+                    let alpha = exp2(m_old * to2 - m_sub * to2);
                     #[unroll]
                     for i in 0..o_tiles {
                         let at = ((mi * o_tiles + i) * 2 + r) as usize;
@@ -591,12 +589,7 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                 // The logical (batch, head) of the row, which dropout's stream is keyed on.
                 let bh_row = b * heads + rh[1];
                 let m_ref = m_run[(mi * 2 + r) as usize];
-                // m in base-2 exponent units (times the scale with raw scores).
-                let m0 = select(m_ref == s.neg_inf, 0.0f32, m_ref);
-                let mut m_sub = m0 * LOG2_E;
-                if comptime!(p.raw_max) {
-                    m_sub = m0 * scale2;
-                }
+                let m_sub = select(m_ref == s.neg_inf, 0.0f32, m_ref) * to2;
                 let mut sum = 0.0f32;
                 #[unroll]
                 for j in 0..s_tiles {
@@ -606,10 +599,7 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                     for c in 0..2u32 {
                         // A NaN score (NaN in q, k or bias) gives a NaN probability, which
                         // then reaches l, O and the LSE as in an unfused attention.
-                        let mut prob = exp2(pair[c as usize] * LOG2_E - m_sub);
-                        if comptime!(p.raw_max) {
-                            prob = exp2(pair[c as usize] * scale2 - m_sub);
-                        }
+                        let mut prob = exp2(pair[c as usize] * to2 - m_sub);
                         sum += prob;
                         if p.has_dropout {
                             let key = (start + (j * 8 + t * 2 + c) as i32) as u32;

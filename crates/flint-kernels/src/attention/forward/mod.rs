@@ -16,3 +16,6 @@ pub(crate) const MASKED_BELOW: f32 = -1.0e38;
 /// The running maximum before any unmasked score (a finite stand-in for `-inf`, which WGSL
 /// cannot spell as a literal).
 pub(crate) const NO_MAX: f32 = -3.0e38;
+/// log2(e): the tensor-core kernels take their exponents in base 2, with this factor folded
+/// into the scale.
+pub(crate) const LOG2_E: f32 = core::f32::consts::LOG2_E;
