@@ -14,7 +14,9 @@ use burn::tensor::ops::AttentionModuleOptions;
 use burn::tensor::{Bool, FloatDType, Tensor, TensorData};
 use flint::FlashAttentionBackend;
 use flint_tests::random_f32;
-use flint_tests::reference::{RefGrads, RefInputs, attention_bwd_ref, attention_bwd_ref_rounded};
+use flint_tests::reference::{
+    RefGrads, RefInputs, attention_bwd_ref, attention_bwd_ref_rounded, attention_ref,
+};
 use proptest::prelude::*;
 
 use crate::attention_fwd::{Case, gpu, max_err, options, tensor, to_f64};
@@ -605,6 +607,138 @@ fn fused_dq_gradients_match_reference_on_gpu() {
             Some(fused(64).with_planes(8)),
         ]
     });
+}
+
+/// The tensor-core backward on strided views, in bf16: q, k, v and the output's gradient
+/// arrive as `[B, S, H, D]` buffers viewed as `[B, H, S, D]` through `swap_dims` (a model's
+/// usual head split), so every row and head stride differs from a dense tensor's. Run under
+/// the fused dQ with 8 planes and the two-kernel tiling, whose query-side strides reach the
+/// kernel as launch scalars rather than tensor metadata.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA: lavapipe has no f16/bf16 tensor cores (run with --features cuda)"
+)]
+fn strided_half_gradients_on_gpu() {
+    use flint::{AttentionBwdConfig, Overlay, Variant, overlay};
+    type G = Autodiff<crate::attention_fwd::Gpu>;
+    let device = gpu();
+    let op = gpu_bwd_op();
+    let fused = {
+        use cubecl::Runtime;
+        #[cfg(feature = "cuda")]
+        let client = cubecl::cuda::CudaRuntime::client(&device);
+        #[cfg(not(feature = "cuda"))]
+        let client = cubecl::wgpu::WgpuRuntime::client(&device);
+        flint::kernels::DeviceLimits::of(&client).atomic_add_f32x2
+    };
+    let dtype = FloatDType::BF16;
+    let round = |v: f64| burn::tensor::bf16::from_f64(v).to_f64();
+    let mut failures = Vec::new();
+    let mut causal = Case::new(2, 4, 2, 150, 150, 128);
+    causal.opts.causal = true;
+    for (name, case) in [
+        ("gqa2 sq<sk d128", Case::new(2, 4, 2, 100, 190, 128)),
+        ("gqa2 causal d128", causal),
+    ] {
+        let Case {
+            b,
+            h,
+            hkv,
+            sq,
+            sk,
+            d,
+            dv,
+            ..
+        } = case;
+        let x = inputs_in(&case, 13, dtype);
+        let dout64: Vec<f64> = x.dout.iter().map(|&v| f64::from(v)).collect();
+        let want = attention_bwd_ref(&x.reference, &case.opts, &dout64);
+        let base = attention_bwd_ref_rounded(&x.reference, &case.opts, &dout64, &round);
+        // [B, H, S, D] values laid out as [B, S, H, D].
+        fn heads_inner<T: Copy>(v: &[T], b: usize, h: usize, s: usize, d: usize) -> Vec<T> {
+            let mut out = Vec::with_capacity(v.len());
+            for bi in 0..b {
+                for si in 0..s {
+                    for hi in 0..h {
+                        let at = ((bi * h + hi) * s + si) * d;
+                        out.extend_from_slice(&v[at..at + d]);
+                    }
+                }
+            }
+            out
+        }
+        let leaf = |v: &[f32], h, s, d| {
+            tensor::<G>(&heads_inner(v, b, h, s, d), [b, s, h, d], &device)
+                .cast(dtype)
+                .require_grad()
+        };
+        let want_out = attention_ref(&x.reference, &case.opts).0;
+        for config in [
+            AttentionBwdConfig::new(Variant::Mma, 64, 64)
+                .with_fused_dq()
+                .with_planes(8),
+            AttentionBwdConfig::new(Variant::Mma, 64, 64),
+        ] {
+            if config.fused_dq && !fused {
+                eprintln!("SKIPPED {config:?}: no two-element f32 atomic add (needs sm90+)");
+                continue;
+            }
+            let _guard = overlay(Overlay::new().set(&op, config));
+            let (q, k, v) = (
+                leaf(&x.q, h, sq, d),
+                leaf(&x.k, hkv, sk, d),
+                leaf(&x.v, hkv, sk, dv),
+            );
+            let out = flint::flash_attention_with(
+                q.clone().swap_dims(1, 2),
+                k.clone().swap_dims(1, 2),
+                v.clone().swap_dims(1, 2),
+                options(&case.opts, None),
+            );
+            let w = tensor::<G>(&heads_inner(&x.dout, b, h, sq, dv), [b, sq, h, dv], &device)
+                .cast(dtype);
+            let out_err = max_err(&to_f64(out.clone()), &want_out);
+            let out_magnitude = want_out.iter().fold(1.0f64, |m, w| m.max(w.abs()));
+            if out_err > 2e-2 * out_magnitude {
+                failures.push(format!(
+                    "{name} {config:?}: forward output error {out_err:e} (magnitude {out_magnitude:e})"
+                ));
+            }
+            let grads = (out.swap_dims(1, 2) * w).sum().backward();
+            let got = |t: &Tensor<G, 4>| to_f64(t.grad(&grads).expect("a gradient"));
+            for (gname, got, want, base) in [
+                (
+                    "dq",
+                    got(&q),
+                    heads_inner(&want.dq, b, h, sq, d),
+                    heads_inner(&base.dq, b, h, sq, d),
+                ),
+                (
+                    "dk",
+                    got(&k),
+                    heads_inner(&want.dk, b, hkv, sk, d),
+                    heads_inner(&base.dk, b, hkv, sk, d),
+                ),
+                (
+                    "dv",
+                    got(&v),
+                    heads_inner(&want.dv, b, hkv, sk, dv),
+                    heads_inner(&base.dv, b, hkv, sk, dv),
+                ),
+            ] {
+                let magnitude = want.iter().fold(1.0f64, |m, w| m.max(w.abs()));
+                let tol = 2.0 * max_err(&base, &want) + 2e-3 * magnitude;
+                let err = max_err(&got, &want);
+                if err > tol {
+                    failures.push(format!(
+                        "{name} {config:?}: {gname} error {err:e} > {tol:e} (magnitude {magnitude:e})"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 /// The tensor-core backward with 8 planes per cube (128 keys per dK/dV cube, 128 queries per

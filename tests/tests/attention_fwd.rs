@@ -675,6 +675,76 @@ fn nan_and_inf_inputs_propagate_through_the_tensor_core_kernel() {
     }
 }
 
+/// The tensor-core forward on strided views, in bf16: q, k and v laid out as `[B, S, H, D]`
+/// and viewed as `[B, H, S, D]` (a model's usual head split) must give what the same values
+/// give densely, for GQA and MHA, causal or not, through the selector and forced tilings.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA: lavapipe has no f16/bf16 tensor cores (run with --features cuda)"
+)]
+fn strided_half_inputs_match_dense_on_gpu() {
+    use flint::Variant;
+    type B = Gpu;
+    let device = gpu();
+    let dtype = FloatDType::BF16;
+    let mut failures = Vec::new();
+    // (name, b, h, hkv, sq, sk, d, causal)
+    let cases = [
+        ("gqa2 causal s150", 2, 4, 2, 150, 150, 128, true),
+        ("mha s150", 2, 4, 4, 150, 150, 128, false),
+        ("gqa2 causal sq100 sk190", 2, 4, 2, 100, 190, 128, true),
+    ];
+    let config = |variant, bq, bkv| Some(AttentionFwdConfig::new(variant, bq, bkv));
+    for (name, b, h, hkv, sq, sk, d, causal) in cases {
+        // `x` as [B, S, H, D] viewed as [B, H, S, D], or copied densely.
+        let strided = |x: &[f32], h: usize, s: usize| {
+            Tensor::<B, 4>::from_data(TensorData::new(x.to_vec(), [b, s, h, d]), &device)
+                .cast(dtype)
+                .swap_dims(1, 2)
+        };
+        let dense = |x: &[f32], h: usize, s: usize| {
+            let t = Tensor::<B, 4>::from_data(TensorData::new(x.to_vec(), [b, s, h, d]), &device);
+            let c = t.swap_dims(1, 2).into_data();
+            Tensor::<B, 4>::from_data(c, &device).cast(dtype)
+        };
+        let q = random_f32(b * h * sq * d, 21);
+        let k = random_f32(b * hkv * sk * d, 22);
+        let v = random_f32(b * hkv * sk * d, 23);
+        for c in [
+            None,
+            config(Variant::Mma, 128, 64),
+            config(Variant::Mma, 16, 64),
+            config(Variant::Portable, 16, 16),
+        ] {
+            let opts = || {
+                let o = AttentionOptions::new().with_causal(causal);
+                match c {
+                    Some(c) => o.config(c),
+                    None => o,
+                }
+            };
+            let a = flint::flash_attention_with(
+                strided(&q, h, sq),
+                strided(&k, hkv, sk),
+                strided(&v, hkv, sk),
+                opts(),
+            );
+            let e = flint::flash_attention_with(
+                dense(&q, h, sq),
+                dense(&k, hkv, sk),
+                dense(&v, hkv, sk),
+                opts(),
+            );
+            let err = max_err(&to_f64(a), &to_f64(e));
+            if err > 1e-2 {
+                failures.push(format!("{name} {c:?}: strided and dense differ by {err:e}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn non_contiguous_inputs_are_honoured() {
     // q, k, v laid out as [B, S, H, D] and viewed as [B, H, S, D]: strided, not copied.

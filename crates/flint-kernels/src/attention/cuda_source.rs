@@ -10,7 +10,10 @@ use cubecl::prelude::*;
 use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 
 use super::AttentionProblem;
-use super::backward::mma::{BwdMmaParams, attention_bwd_dkdv_mma, attention_bwd_dq_mma};
+use super::backward::launch::query_strides;
+use super::backward::mma::{
+    BwdMmaParams, QueryStrides, attention_bwd_dkdv_mma, attention_bwd_dq_mma,
+};
 use super::forward::mma::{MmaParams, attention_fwd_mma};
 use super::forward::{PortableScalars, scalars};
 
@@ -291,6 +294,16 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
             a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
             PortableScalars::register(
                 scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                &mut a.launcher,
+            ),
+            QueryStrides::register(
+                query_strides::<WgpuRuntime>(
+                    &[h * s * d, s * d, d, 1],
+                    &[h * s * dv, s * dv, dv, 1],
+                    &[h * s, s, 1],
+                    &[h * s, s, 1],
+                    &[h * s * d, s * d, d, 1],
+                )?,
                 &mut a.launcher,
             ),
             n,

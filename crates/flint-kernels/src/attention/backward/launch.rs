@@ -8,7 +8,7 @@ use cubecl::server::MemoryLayoutDescriptor;
 use cubecl::zspace::Shape;
 
 use super::dq_accum::{dq_accum_finish, dq_accum_zero};
-use super::mma::{BwdMmaParams, attention_bwd_dkdv_mma, attention_bwd_dq_mma};
+use super::mma::{BwdMmaParams, QueryStridesLaunch, attention_bwd_dkdv_mma, attention_bwd_dq_mma};
 use super::portable::{BwdParams, attention_bwd_delta, attention_bwd_dkdv, attention_bwd_dq};
 use crate::attention::forward::{MAX_GRID_Y, causal_order, scalars, vector_ok};
 use crate::attention::{AttentionBwdConfig, AttentionBwdOp, AttentionProblem, Variant};
@@ -323,6 +323,17 @@ fn launch_with<R: Runtime>(
                     );
                 }
             }
+            let strides = query_strides::<R>(
+                a.q.strides(),
+                a.dout.strides(),
+                a.lse2.strides(),
+                a.delta.strides(),
+                if c.fused_dq {
+                    &acc.strides[..]
+                } else {
+                    &[0; 4]
+                },
+            )?;
             // SAFETY: the kernel guards each index against the shapes it is given (see
             // `crate::attention` on bounds); CubeCL's own checks would only repeat them.
             unsafe {
@@ -346,6 +357,7 @@ fn launch_with<R: Runtime>(
                     acc_arg(),
                     a.dbias,
                     scalars::<R>(problem, a.bias_strides, 0)?,
+                    strides,
                     mma(c.block_q),
                     dtype,
                 );
@@ -401,4 +413,41 @@ fn launch_with<R: Runtime>(
         }
     }
     Ok(())
+}
+
+/// The dK/dV kernel's query-side strides as launch scalars (see [`QueryStrides`]): Q and dO
+/// `[B, H, Sq, D]`, the LSE and delta `[B, H, Sq]` (which must share a layout: the kernel
+/// indexes both with one offset), the dQ accumulator `[B, H, Sq, D]`.
+///
+/// [`QueryStrides`]: super::mma::QueryStrides
+pub(crate) fn query_strides<R: Runtime>(
+    q: &[usize],
+    dout: &[usize],
+    lse2: &[usize],
+    delta: &[usize],
+    acc: &[usize],
+) -> Result<QueryStridesLaunch<R>, String> {
+    if lse2 != delta {
+        return Err(format!(
+            "the LSE scratch (strides {lse2:?}) and delta scratch (strides {delta:?}) must share a layout"
+        ));
+    }
+    let at = |t: &[usize], i: usize, what: &str| {
+        let x = t.get(i).copied().ok_or(format!("{what} has no dim {i}"))?;
+        u32::try_from(x).map_err(|_| format!("{what} stride {x} exceeds u32"))
+    };
+    Ok(QueryStridesLaunch::new(
+        at(q, 0, "q")?,
+        at(q, 1, "q")?,
+        at(q, 2, "q")?,
+        at(dout, 0, "dout")?,
+        at(dout, 1, "dout")?,
+        at(dout, 2, "dout")?,
+        at(lse2, 0, "lse2")?,
+        at(lse2, 1, "lse2")?,
+        at(lse2, 2, "lse2")?,
+        at(acc, 0, "dQ accumulator")?,
+        at(acc, 1, "dQ accumulator")?,
+        at(acc, 2, "dQ accumulator")?,
+    ))
 }

@@ -68,6 +68,38 @@ pub struct BwdMmaParams {
     pub has_dropout: bool,
 }
 
+/// Strides (in elements) of the query-side tensors that the dK/dV kernel reads on every
+/// query tile. As launch scalars they sit in the kernel's constant parameters, which the
+/// tile loop reads as operands; CubeCL's tensor strides sit in global memory and, once
+/// registers run out, are reloaded on every tile.
+#[derive(CubeLaunch, CubeType)]
+pub struct QueryStrides {
+    /// Q over batch, heads and rows.
+    pub q_batch: u32,
+    /// Q over heads.
+    pub q_head: u32,
+    /// Q over rows.
+    pub q_row: u32,
+    /// dO over batch.
+    pub do_batch: u32,
+    /// dO over heads.
+    pub do_head: u32,
+    /// dO over rows.
+    pub do_row: u32,
+    /// The base-2 LSE and delta (one layout for both) over batch.
+    pub stat_batch: u32,
+    /// The LSE and delta over heads.
+    pub stat_head: u32,
+    /// The LSE and delta over rows.
+    pub stat_row: u32,
+    /// The dQ accumulator over batch (fused dQ only).
+    pub acc_batch: u32,
+    /// The dQ accumulator over heads.
+    pub acc_head: u32,
+    /// The dQ accumulator over rows.
+    pub acc_row: u32,
+}
+
 /// Whether key `key` is visible from query `row` (`offset = Sk − Sq`), both in range.
 #[cube]
 #[allow(clippy::too_many_arguments)]
@@ -340,6 +372,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
     dq_acc: &mut Tensor<Atomic<Vector<f32, NA>>>,
     dbias: &mut Tensor<f32>,
     s: &PortableScalars,
+    strides: &QueryStrides,
     #[comptime] p: BwdMmaParams,
     #[define(E)] _dtype: StorageType,
 ) {
@@ -409,6 +442,12 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
         16usize,
     );
     let ready = Barrier::shared(units, tid == 0);
+    // The lane's first pair of dSᵀ (key row plane·16 + g, query column 2t), bounded as
+    // `stat_at` below so that the tiles' constants fold into the stores.
+    let ds_lane = min(
+        (plane * 16 + g) * comptime!(ld_ds / 2) + t,
+        comptime!(block_kv * ld_ds / 2 - 1),
+    );
 
     let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
     let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
@@ -469,6 +508,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
             dout,
             lse2,
             delta,
+            strides,
             &mut q_s,
             &mut do_s,
             &mut lse_s,
@@ -507,6 +547,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
                 dout,
                 lse2,
                 delta,
+                strides,
                 &mut q_s,
                 &mut do_s,
                 &mut lse_s,
@@ -527,6 +568,11 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
         }
         let start = q_lo + (tile_at * p.tile) as i32;
         let row0 = buf * p.tile;
+        // The lane's first LSE and delta entry. `min` never binds; it tells NVVM the base is
+        // small, so `base + constant` stays a non-wrapping add that folds into the loads'
+        // offsets (a base with known-zero bits under the constant becomes an `or`, which does
+        // not fold).
+        let stat_at = min(row0 + t * 2, comptime!(2 * p.tile - 2));
 
         // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for the plane's 16 keys against the tile's queries.
         product_nt::<E, N>(
@@ -596,7 +642,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
                 let mut pv = st[at];
                 #[unroll]
                 for c in 0..2u32 {
-                    let l = lse_s[(row0 + j * 8 + t * 2 + c) as usize];
+                    let l = lse_s[(stat_at + comptime!(j * 8 + c)) as usize];
                     let mut e = pv[c as usize] * scale2 - l;
                     if comptime!(p.has_softcap || p.has_bias) {
                         // Scores the bias masks count as masked, as in the forward.
@@ -649,7 +695,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
                         weight = select(kept, prob * keep_scale, 0.0f32);
                         dp = select(kept, dp * keep_scale, 0.0f32);
                     }
-                    let mut ds = prob * (dp - delta_s[(row0 + qi) as usize]);
+                    let mut ds = prob * (dp - delta_s[(stat_at + comptime!(j * 8 + c)) as usize]);
                     if comptime!(p.has_dbias) {
                         let query = start as u32 + qi;
                         let key = plane_key + r * 8;
@@ -672,8 +718,8 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
                 dpt[at] = dsv;
                 if comptime!(p.fused_dq) {
                     // Conflict-free: the 8 rows of a store are 4 banks apart, t picks within.
-                    let key_row = plane * 16 + g + r * 8;
-                    ds_s[((key_row * ld_ds + j * 8 + t * 2) / 2) as usize] = Vector::cast_from(dsv);
+                    let at = ds_lane + comptime!((r * 8 * ld_ds + j * 8) / 2);
+                    ds_s[at as usize] = Vector::cast_from(dsv);
                 }
             }
         }
@@ -706,8 +752,20 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
         if comptime!(p.fused_dq) {
             // Every plane's dSᵀ is stored; the next pass's first barrier guards its reuse.
             sync_cube();
-            let row_base = b as usize * dq_acc.stride(0) + h as usize * dq_acc.stride(1);
-            dq_atomic::<E, N, NA>(&ds_s, &k_s, dq_acc, row_base, start, seq_q, plane, lane, p);
+            let row_base =
+                b as usize * strides.acc_batch as usize + h as usize * strides.acc_head as usize;
+            dq_atomic::<E, N, NA>(
+                &ds_s,
+                &k_s,
+                dq_acc,
+                row_base,
+                strides.acc_row as usize,
+                start,
+                seq_q,
+                plane,
+                lane,
+                p,
+            );
         }
         h = next_h;
         tile_at = next_at;
@@ -888,11 +946,35 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
     let count = select(span > 0, (span as u32).div_ceil(p.tile), 0u32);
     if count > 0 {
         stage_rows::<E, N>(
-            k, k_base, kv_lo, seq_kv, &mut k_s, 0u32, p.tile, p.head_dim, ld_k, vec, units, tid,
+            k,
+            k_base,
+            k.stride(2),
+            kv_lo,
+            seq_kv,
+            &mut k_s,
+            0u32,
+            p.tile,
+            p.head_dim,
+            ld_k,
+            vec,
+            units,
+            tid,
             pipelined,
         );
         stage_rows::<E, N>(
-            v, v_base, kv_lo, seq_kv, &mut v_s, 0u32, p.tile, p.val_dim, ld_v, vec, units, tid,
+            v,
+            v_base,
+            v.stride(2),
+            kv_lo,
+            seq_kv,
+            &mut v_s,
+            0u32,
+            p.tile,
+            p.val_dim,
+            ld_v,
+            vec,
+            units,
+            tid,
             pipelined,
         );
         if pipelined {
@@ -913,11 +995,35 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
             let at = kv_lo + (next * p.tile) as i32;
             let row0 = (1u32 - buf) * p.tile;
             stage_rows::<E, N>(
-                k, k_base, at, seq_kv, &mut k_s, row0, p.tile, p.head_dim, ld_k, vec, units, tid,
+                k,
+                k_base,
+                k.stride(2),
+                at,
+                seq_kv,
+                &mut k_s,
+                row0,
+                p.tile,
+                p.head_dim,
+                ld_k,
+                vec,
+                units,
+                tid,
                 pipelined,
             );
             stage_rows::<E, N>(
-                v, v_base, at, seq_kv, &mut v_s, row0, p.tile, p.val_dim, ld_v, vec, units, tid,
+                v,
+                v_base,
+                v.stride(2),
+                at,
+                seq_kv,
+                &mut v_s,
+                row0,
+                p.tile,
+                p.val_dim,
+                ld_v,
+                vec,
+                units,
+                tid,
                 pipelined,
             );
             if pipelined {
@@ -1096,6 +1202,7 @@ fn dq_atomic<E: Float, N: Size, NA: Size>(
     k_s: &SharedMemory<Vector<E, N>>,
     dq_acc: &mut Tensor<Atomic<Vector<f32, NA>>>,
     row_base: usize,
+    row_stride: usize,
     start: i32,
     seq_q: u32,
     plane: u32,
@@ -1175,10 +1282,10 @@ fn dq_atomic<E: Float, N: Size, NA: Size>(
         for r in 0..2u32 {
             let row = start + (mt * 16 + g + r * 8) as i32;
             if row < seq_q as i32 {
-                // The lane's first pair of the row, in pairs; the tiles add constants, which
-                // fold into the atomics' address offsets.
-                let lane_at =
-                    (row_base + row as usize * dq_acc.stride(2) + (col0 + t * 2) as usize) / 2;
+                // The lane's first pair of the row, in pairs; the tiles add constants. (Their
+                // 64-bit addresses are rebuilt per atomic: the u32 index's zero extension
+                // keeps NVVM from folding the constants into the address.)
+                let lane_at = (row_base + row as usize * row_stride + (col0 + t * 2) as usize) / 2;
                 #[unroll]
                 for j in 0..n_tiles {
                     dq_acc[lane_at + comptime!((ch * chunk + j * 8) / 2) as usize]
@@ -1198,6 +1305,7 @@ fn load_query_tile<E: Float, N: Size>(
     dout: &Tensor<Vector<E, N>>,
     lse: &Tensor<f32>,
     delta: &Tensor<f32>,
+    strides: &QueryStrides,
     q_s: &mut SharedMemory<Vector<E, N>>,
     do_s: &mut SharedMemory<Vector<E, N>>,
     lse_s: &mut SharedMemory<f32>,
@@ -1213,11 +1321,12 @@ fn load_query_tile<E: Float, N: Size>(
 ) {
     let pipelined = comptime!(p.vec == 8);
     let row0 = buf * p.tile;
-    let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
-    let do_base = b as usize * dout.stride(0) + h as usize * dout.stride(1);
+    let q_base = b as usize * strides.q_batch as usize + h as usize * strides.q_head as usize;
+    let do_base = b as usize * strides.do_batch as usize + h as usize * strides.do_head as usize;
     stage_rows::<E, N>(
         q,
         q_base,
+        strides.q_row as usize,
         start,
         seq_q,
         q_s,
@@ -1233,6 +1342,7 @@ fn load_query_tile<E: Float, N: Size>(
     stage_rows::<E, N>(
         dout,
         do_base,
+        strides.do_row as usize,
         start,
         seq_q,
         do_s,
@@ -1250,9 +1360,10 @@ fn load_query_tile<E: Float, N: Size>(
         let inside = row < seq_q as i32;
         // A row past the end reads row 0's address; it is zeroed (length 0) or not read.
         let at_row = select(inside, row, 0i32) as usize;
-        let l_at = b as usize * lse.stride(0) + h as usize * lse.stride(1) + at_row * lse.stride(2);
-        let d_at =
-            b as usize * delta.stride(0) + h as usize * delta.stride(1) + at_row * delta.stride(2);
+        let l_at = b as usize * strides.stat_batch as usize
+            + h as usize * strides.stat_head as usize
+            + at_row * strides.stat_row as usize;
+        let d_at = l_at;
         let to = (row0 + tid) as usize;
         if comptime!(pipelined) {
             // Four-byte asynchronous copies: no warp waits on these loads before the next

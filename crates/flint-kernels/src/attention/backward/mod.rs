@@ -1,7 +1,7 @@
 //! The backward pass: kernels and the launcher that picks a config through the selector.
 
 mod dq_accum;
-mod launch;
+pub(crate) mod launch;
 pub(crate) mod mma;
 mod portable;
 

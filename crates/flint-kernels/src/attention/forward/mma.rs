@@ -823,6 +823,39 @@ pub(crate) fn stage_async<E: Float, N: Size>(
     #[comptime] units: u32,
     tid: u32,
 ) {
+    stage_async_by::<E, N>(
+        src,
+        base,
+        src.stride(2),
+        start,
+        seq,
+        tile,
+        row0,
+        rows,
+        width,
+        ld,
+        units,
+        tid,
+    );
+}
+
+/// [`stage_async`] with the source's row stride (in elements) given by the caller.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn stage_async_by<E: Float, N: Size>(
+    src: &Tensor<Vector<E, N>>,
+    base: usize,
+    row_stride: usize,
+    start: i32,
+    seq: u32,
+    tile: &mut SharedMemory<Vector<E, N>>,
+    row0: u32,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+    #[comptime] ld: u32,
+    #[comptime] units: u32,
+    tid: u32,
+) {
     let per_row = comptime!(width / 8);
     let total = comptime!(rows * width / 8);
     if comptime!(total.is_multiple_of(units) && units.is_multiple_of(per_row)) {
@@ -831,7 +864,7 @@ pub(crate) fn stage_async<E: Float, N: Size>(
         let step = comptime!(units / per_row);
         let r0 = tid / per_row;
         let c = tid % per_row;
-        let stride = src.stride(2) / 8;
+        let stride = row_stride / 8;
         let from = base / 8 + c as usize;
         let to0 = (row0 + r0) * comptime!(ld / 8) + c;
         #[unroll]
@@ -851,7 +884,7 @@ pub(crate) fn stage_async<E: Float, N: Size>(
             let row = start + r as i32;
             let inside = row < seq as i32;
             // A row past the end reads nothing (length 0) from a valid address: row 0.
-            let at = (base + select(inside, row, 0i32) as usize * src.stride(2)) / 8 + c as usize;
+            let at = (base + select(inside, row, 0i32) as usize * row_stride) / 8 + c as usize;
             let to = ((row0 + r) * (ld / 8) + c) as usize;
             copy_chunk::<E, N>(src, at, inside, tile, to);
             idx += units;
@@ -914,13 +947,15 @@ pub(crate) fn stage_packed_async<E: Float, N: Size>(
     }
 }
 
-/// Stages rows `start..start + rows` into tile rows from `row0`: asynchronously when
-/// `pipelined` (the caller then commits to a barrier), else through registers.
+/// Stages rows `start..start + rows` (`row_stride` elements apart) into tile rows from
+/// `row0`: asynchronously when `pipelined` (the caller then commits to a barrier), else
+/// through registers.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn stage_rows<E: Float, N: Size>(
     src: &Tensor<Vector<E, N>>,
     base: usize,
+    row_stride: usize,
     start: i32,
     seq: u32,
     tile: &mut SharedMemory<Vector<E, N>>,
@@ -934,8 +969,8 @@ pub(crate) fn stage_rows<E: Float, N: Size>(
     #[comptime] pipelined: bool,
 ) {
     if comptime!(pipelined) {
-        stage_async::<E, N>(
-            src, base, start, seq, tile, row0, rows, width, ld, units, tid,
+        stage_async_by::<E, N>(
+            src, base, row_stride, start, seq, tile, row0, rows, width, ld, units, tid,
         );
     } else {
         let per_row = comptime!(width / vec);
@@ -947,7 +982,7 @@ pub(crate) fn stage_rows<E: Float, N: Size>(
             let row = start + r as i32;
             let mut x = Vector::<E, N>::new(E::from_int(0));
             if row < seq as i32 {
-                x = src[(base + row as usize * src.stride(2)) / vec as usize + c as usize];
+                x = src[(base + row as usize * row_stride) / vec as usize + c as usize];
             }
             tile[((row0 + r) * (ld / vec) + c) as usize] = x;
             idx += units;
