@@ -36,3 +36,5 @@ echo "== cargo doc (every public item documented, no broken links)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked
 echo "== cargo test"
 cargo test --workspace --locked "$@"
+echo "== cargo test: the generated CUDA source (CUDA compiler, no GPU; vendor/README.md)"
+cargo test -p flint-kernels --features cuda --locked --lib attention::cuda_source

@@ -387,14 +387,19 @@ fn strided_output_gradients_on_gpu() {
     }
 }
 
-/// The backward op of the GPU under test, for scoped overlays that force its configs.
-fn gpu_bwd_op() -> flint::kernels::attention::AttentionBwdOp {
+/// What the GPU under test supports (CUDA when built with it, else wgpu).
+fn gpu_limits() -> flint::kernels::DeviceLimits {
     use cubecl::Runtime;
     #[cfg(feature = "cuda")]
     let client = cubecl::cuda::CudaRuntime::client(&gpu());
     #[cfg(not(feature = "cuda"))]
     let client = cubecl::wgpu::WgpuRuntime::client(&gpu());
-    flint::kernels::attention::AttentionBwdOp::new(flint::kernels::DeviceLimits::of(&client))
+    flint::kernels::DeviceLimits::of(&client)
+}
+
+/// The backward op of the GPU under test, for scoped overlays that force its configs.
+fn gpu_bwd_op() -> flint::kernels::attention::AttentionBwdOp {
+    flint::kernels::attention::AttentionBwdOp::new(gpu_limits())
 }
 
 /// Central finite differences of `sum(out ∘ dout)` through the fused forward agree with the
@@ -588,14 +593,8 @@ fn half_configs() -> Vec<Option<flint::AttentionBwdConfig>> {
     ignore = "needs CUDA: lavapipe has no f16/bf16 tensor cores (run with --features cuda)"
 )]
 fn fused_dq_gradients_match_reference_on_gpu() {
-    use cubecl::Runtime;
-    use flint::kernels::DeviceLimits;
     use flint::{AttentionBwdConfig, Variant};
-    #[cfg(feature = "cuda")]
-    let client = cubecl::cuda::CudaRuntime::client(&gpu());
-    #[cfg(not(feature = "cuda"))]
-    let client = cubecl::wgpu::WgpuRuntime::client(&gpu());
-    if !DeviceLimits::of(&client).atomic_add_f32x2 {
+    if !gpu_limits().atomic_add_f32x2 {
         eprintln!("SKIPPED: this device has no two-element f32 atomic add (needs sm90+)");
         return;
     }
@@ -624,14 +623,7 @@ fn strided_half_gradients_on_gpu() {
     type G = Autodiff<crate::attention_fwd::Gpu>;
     let device = gpu();
     let op = gpu_bwd_op();
-    let fused = {
-        use cubecl::Runtime;
-        #[cfg(feature = "cuda")]
-        let client = cubecl::cuda::CudaRuntime::client(&device);
-        #[cfg(not(feature = "cuda"))]
-        let client = cubecl::wgpu::WgpuRuntime::client(&device);
-        flint::kernels::DeviceLimits::of(&client).atomic_add_f32x2
-    };
+    let fused = gpu_limits().atomic_add_f32x2;
     let dtype = FloatDType::BF16;
     let round = |v: f64| burn::tensor::bf16::from_f64(v).to_f64();
     let mut failures = Vec::new();
@@ -765,17 +757,10 @@ fn check_half_gradients(
     dtypes: &[FloatDType],
     forced: impl Fn() -> Vec<Option<flint::AttentionBwdConfig>>,
 ) {
-    use cubecl::Runtime;
-    use flint::kernels::DeviceLimits;
-    use flint::kernels::attention::AttentionBwdOp;
     use flint::{Overlay, overlay};
     type G = Autodiff<crate::attention_fwd::Gpu>;
     let device = gpu();
-    #[cfg(feature = "cuda")]
-    let client = cubecl::cuda::CudaRuntime::client(&device);
-    #[cfg(not(feature = "cuda"))]
-    let client = cubecl::wgpu::WgpuRuntime::client(&device);
-    let op = AttentionBwdOp::new(DeviceLimits::of(&client));
+    let op = gpu_bwd_op();
     let started = std::time::Instant::now();
     for &dtype in dtypes {
         let round = move |v: f64| match dtype {

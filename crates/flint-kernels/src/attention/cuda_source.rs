@@ -352,3 +352,51 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every exponential in the tensor-core kernels is `exp2` through the fast `powf`, which
+    /// the workspace's patched `cubecl-cpp` emits as PTX's flush-to-zero `ex2`
+    /// (`vendor/README.md`). Without the patch the source holds `__powf` and the SASS four
+    /// instructions per exponential instead of one: this test catches a lost patch.
+    #[test]
+    fn exponentials_flush_to_zero() {
+        let fwd = FwdSourceSpec {
+            dtype: "bf16",
+            head_dim: 64,
+            val_dim: 64,
+            block_q: 64,
+            block_kv: 64,
+            causal: true,
+            features: false,
+        };
+        let bwd = BwdSourceSpec {
+            dtype: "f16",
+            head_dim: 64,
+            val_dim: 64,
+            block_q: 64,
+            block_kv: 64,
+            fused_dq: false,
+            causal: false,
+            bias: false,
+            softcap: false,
+            dropout: false,
+            planes: 4,
+        };
+        let mut sources = vec![forward_cuda_source(&fwd).expect("forward source")];
+        sources.extend(backward_cuda_sources(&bwd).expect("backward sources"));
+        assert_eq!(sources.len(), 3, "forward, dK/dV and dQ kernels");
+        for (name, source) in &sources {
+            assert!(
+                source.contains("ex2.approx.ftz.f32"),
+                "{name}: no flush-to-zero ex2"
+            );
+            assert!(
+                !source.contains("__powf"),
+                "{name}: an exponential is still __powf"
+            );
+        }
+    }
+}

@@ -715,10 +715,11 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
     }
 }
 
-/// `2^x`. CubeCL 0.10 has no exp2, but under the kernels' fast-math flags `powf` becomes
-/// CUDA's `__powf`, which NVRTC folds for the constant base 2 into one `ex2.approx`: a
-/// multiply fewer per score than `__expf`, which scales its argument by log2(e) itself.
-/// -inf gives 0 and NaN stays NaN, as with the exponential.
+/// `2^x`. CubeCL 0.10 has no exp2, but under the kernels' fast-math flags `powf` becomes a
+/// fast power, which the workspace's patched `cubecl-cpp` emits for the constant base 2 as
+/// PTX's flush-to-zero `ex2` (one `MUFU.EX2`; `vendor/README.md`). Unpatched, it is CUDA's
+/// `__powf`, which NVRTC folds into a non-ftz `ex2.approx` with a denormal fix-up: still a
+/// multiply fewer per score than `__expf`. -inf gives 0 and NaN stays NaN.
 #[cube]
 pub(crate) fn exp2(x: f32) -> f32 {
     f32::powf(2.0f32, x)
