@@ -281,12 +281,13 @@ fn launch_with<R: Runtime>(
                 has_softcap: params.has_softcap,
                 has_dropout: params.has_dropout,
             };
-            // The fused dQ's f32 accumulator, zeroed (an untouched stand-in otherwise).
+            // The fused dQ's f32 accumulator, zeroed (an untouched stand-in otherwise): each
+            // head in 8x8 blocks, rows padded to a multiple of 8 (see `dq_atomic`).
             let acc_shape = if c.fused_dq {
                 [
                     problem.batch,
                     problem.heads,
-                    problem.seq_q,
+                    problem.seq_q.div_ceil(8) * 8,
                     problem.head_dim,
                 ]
             } else {
@@ -364,13 +365,19 @@ fn launch_with<R: Runtime>(
             }
             if c.fused_dq {
                 let a = args();
-                // dQ comes from the caller's allocation: contiguous in practice, but any
-                // strides are honoured (one element per unit then).
-                let contiguous = a.dq.strides() == &acc.strides[..];
-                let width = if contiguous { 4u32 } else { 1 };
+                // dQ comes from the caller's allocation: contiguous rows in practice, written
+                // four elements at a time, but any strides are honoured (one element per unit
+                // then).
+                let width = if vector_ok(a.dq.strides(), 4) {
+                    4u32
+                } else {
+                    1
+                };
                 let count = acc_len / width;
-                // SAFETY: one unit per `width` elements, guarded by the count; `acc` has dQ's
-                // shape and D is a multiple of 16 in the MMA variant, so 4 divides it.
+                // SAFETY: one unit per `width` elements, guarded by the count; the kernel
+                // skips the accumulator's padding rows. D is a multiple of 16 in the MMA
+                // variant, so 4 divides a row, and with width 4 every element offset of dQ
+                // is a multiple of 4.
                 unsafe {
                     dq_accum_finish::launch_unchecked::<R>(
                         client,
@@ -381,7 +388,7 @@ fn launch_with<R: Runtime>(
                         a.dq,
                         problem.scale as f32,
                         count,
-                        contiguous,
+                        width,
                         dtype,
                     );
                 }
@@ -417,7 +424,8 @@ fn launch_with<R: Runtime>(
 
 /// The dK/dV kernel's query-side strides as launch scalars (see [`QueryStrides`]): Q and dO
 /// `[B, H, Sq, D]`, the LSE and delta `[B, H, Sq]` (which must share a layout: the kernel
-/// indexes both with one offset), the dQ accumulator `[B, H, Sq, D]`.
+/// indexes both with one offset), the dQ accumulator `[B, H, ·, ·]` (each head in 8x8
+/// blocks, contiguous).
 ///
 /// [`QueryStrides`]: super::mma::QueryStrides
 pub(crate) fn query_strides<R: Runtime>(
@@ -448,6 +456,5 @@ pub(crate) fn query_strides<R: Runtime>(
         at(lse2, 2, "lse2")?,
         at(acc, 0, "dQ accumulator")?,
         at(acc, 1, "dQ accumulator")?,
-        at(acc, 2, "dQ accumulator")?,
     ))
 }

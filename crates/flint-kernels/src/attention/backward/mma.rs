@@ -92,12 +92,11 @@ pub struct QueryStrides {
     pub stat_head: u32,
     /// The LSE and delta over rows.
     pub stat_row: u32,
-    /// The dQ accumulator over batch (fused dQ only).
+    /// The dQ accumulator over batch (fused dQ only; within a head it is laid out in 8x8
+    /// blocks, see [`dq_atomic`]).
     pub acc_batch: u32,
     /// The dQ accumulator over heads.
     pub acc_head: u32,
-    /// The dQ accumulator over rows.
-    pub acc_row: u32,
 }
 
 /// Whether key `key` is visible from query `row` (`offset = Sk − Sq`), both in range.
@@ -752,20 +751,9 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
         if comptime!(p.fused_dq) {
             // Every plane's dSᵀ is stored; the next pass's first barrier guards its reuse.
             sync_cube();
-            let row_base =
+            let head_base =
                 b as usize * strides.acc_batch as usize + h as usize * strides.acc_head as usize;
-            dq_atomic::<E, N, NA>(
-                &ds_s,
-                &k_s,
-                dq_acc,
-                row_base,
-                strides.acc_row as usize,
-                start,
-                seq_q,
-                plane,
-                lane,
-                p,
-            );
+            dq_atomic::<E, N, NA>(&ds_s, &k_s, dq_acc, head_base, start, seq_q, plane, lane, p);
         }
         h = next_h;
         tile_at = next_at;
@@ -1190,19 +1178,23 @@ pub(crate) fn dq_chunks(cols: u32) -> u32 {
     n
 }
 
-/// Adds the tile's `dS·K` over the cube's keys into `dq_acc` (element offset `row_base` of
+/// Adds the tile's `dS·K` over the cube's keys into `dq_acc` (element offset `head_base` of
 /// the tile's head, rows `start..start + tile`), from `dSᵀ` in `ds_s` (rows keys, columns
 /// queries, row stride `tile + PAD`) and the cube's K in `k_s`. Plane `i` takes 16-query tile
 /// `i / per_m` and the `(i % per_m)`-th of `per_m` column ranges, in chunks of at most 64
 /// columns to bound its registers; A comes through the transposing `ldmatrix`.
+///
+/// Within a head the accumulator is stored in 8x8 blocks, `[ceil(Sq / 8), D / 8, 8, 8]`
+/// (see [`dq_block_offset`]): the 32 lanes of one atomic hold 8 consecutive rows of one
+/// 8-column tile, which are then 256 consecutive bytes, two cache lines, where row-major
+/// rows would be eight. The load/store unit takes a global instruction one line at a time.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn dq_atomic<E: Float, N: Size, NA: Size>(
     ds_s: &SharedMemory<Vector<E, Pair>>,
     k_s: &SharedMemory<Vector<E, N>>,
     dq_acc: &mut Tensor<Atomic<Vector<f32, NA>>>,
-    row_base: usize,
-    row_stride: usize,
+    head_base: usize,
     start: i32,
     seq_q: u32,
     plane: u32,
@@ -1278,22 +1270,32 @@ fn dq_atomic<E: Float, N: Size, NA: Size>(
                 }
             }
         }
+        // The lane's first pair, in pairs; eight rows on are one block row of blocks on
+        // (`8·D` floats) and each 8-column tile one block (64 floats), so the 16 atomics add
+        // constants to one index.
+        let row = start + (mt * 16 + g) as i32;
+        let lane_at = (head_base
+            + dq_block_offset(row as u32, col0 + t * 2, comptime!(p.head_dim)) as usize)
+            / 2;
         #[unroll]
         for r in 0..2u32 {
-            let row = start + (mt * 16 + g + r * 8) as i32;
-            if row < seq_q as i32 {
-                // The lane's first pair of the row, in pairs; the tiles add constants. (Their
-                // 64-bit addresses are rebuilt per atomic: the u32 index's zero extension
-                // keeps NVVM from folding the constants into the address.)
-                let lane_at = (row_base + row as usize * row_stride + (col0 + t * 2) as usize) / 2;
+            if row + ((r * 8) as i32) < seq_q as i32 {
                 #[unroll]
                 for j in 0..n_tiles {
-                    dq_acc[lane_at + comptime!((ch * chunk + j * 8) / 2) as usize]
+                    let step = comptime!((r * 8 * p.head_dim + (ch * chunk + j * 8) * 8) / 2);
+                    dq_acc[lane_at + step as usize]
                         .fetch_add(Vector::cast_from(acc[(j * 2 + r) as usize]));
                 }
             }
         }
     }
+}
+
+/// The offset of dQ element (`row`, `col`) of one head in the fused backward's accumulator,
+/// stored in 8x8 blocks: `[ceil(Sq / 8), head_dim / 8, 8, 8]` (see [`dq_atomic`]).
+#[cube]
+pub(crate) fn dq_block_offset(row: u32, col: u32, #[comptime] head_dim: u32) -> u32 {
+    (row / 8) * comptime!(head_dim * 8) + (col / 8) * 64 + (row % 8) * 8 + col % 8
 }
 
 /// Stages query tile `start..start + tile` of query head `h` into buffer `buf`: Q, dO (through
