@@ -1204,8 +1204,9 @@ fn dq_atomic<E: Float, N: Size, NA: Size>(
     let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
     let vec = p.vec;
     let frag = comptime!((8 / vec) as usize);
-    let m_tiles = comptime!(p.tile / 16);
-    let per_m = comptime!(p.planes / m_tiles);
+    let rows = comptime!(dq_plane_rows(p.tile, p.planes, p.head_dim));
+    let m_sub = comptime!(rows / 16);
+    let per_m = comptime!(p.planes / (p.tile / rows));
     let cols = comptime!(p.head_dim / per_m);
     let chunks = comptime!(dq_chunks(cols));
     let chunk = comptime!(cols / chunks);
@@ -1218,34 +1219,34 @@ fn dq_atomic<E: Float, N: Size, NA: Size>(
     let lm_mat = lane / 8;
     let mt = plane / per_m;
     let col0 = (plane % per_m) * cols;
-    // A = dS (queries × keys) for every 16 keys of the cube: matrices (transposed) key rows
-    // 0-7 | 8-15 by query columns 0-7 | 8-15.
-    let mut a = Array::<Vector<E, Pair>>::new(comptime!(p.planes * 4) as usize);
-    let lane_a = ((lm_row + 8 * (lm_mat / 2)) * ld_ds + mt * 16 + 8 * (lm_mat % 2)) / 2;
-    #[unroll]
-    for kk in 0..p.planes {
-        let at = (lane_a + comptime!(kk * 16 * ld_ds / 2)) as usize;
-        let regs = def.load_matrix::<Vector<E, Pair>, Pair>(
-            &ds_s.slice(at, at + 4),
-            MatrixIdent::A,
-            4usize,
-            true,
-        );
-        #[unroll]
-        for i in 0..4u32 {
-            a[(kk * 4 + i) as usize] = regs[i as usize];
-        }
-    }
+    // A = dS (queries × keys), one 16-key step at a time: matrices (transposed) key rows
+    // 0-7 | 8-15 by query columns 0-7 | 8-15 of each 16-query sub-tile.
+    let lane_a = ((lm_row + 8 * (lm_mat / 2)) * ld_ds + mt * rows + 8 * (lm_mat % 2)) / 2;
     let lane_b = ((lm_row + 8 * (lm_mat % 2)) * ld_k + col0 + 8 * (lm_mat / 2)) / vec;
-    let mut acc = Array::<Vector<f32, Pair>>::new(comptime!((n_tiles * 2) as usize));
+    let mut a = Array::<Vector<E, Pair>>::new(comptime!(m_sub * 4) as usize);
+    let mut acc = Array::<Vector<f32, Pair>>::new(comptime!((m_sub * n_tiles * 2) as usize));
     #[unroll]
     for ch in 0..chunks {
         #[unroll]
-        for i in 0..comptime!(n_tiles * 2) {
+        for i in 0..comptime!(m_sub * n_tiles * 2) {
             acc[i as usize] = Vector::new(0.0f32);
         }
         #[unroll]
         for kk in 0..p.planes {
+            #[unroll]
+            for ms in 0..m_sub {
+                let at = (lane_a + comptime!((kk * 16 * ld_ds + ms * 16) / 2)) as usize;
+                let regs = def.load_matrix::<Vector<E, Pair>, Pair>(
+                    &ds_s.slice(at, at + 4),
+                    MatrixIdent::A,
+                    4usize,
+                    true,
+                );
+                #[unroll]
+                for i in 0..4u32 {
+                    a[(ms * 4 + i) as usize] = regs[i as usize];
+                }
+            }
             #[unroll]
             for np in 0..comptime!(n_tiles / 2) {
                 // Matrices (transposed): key rows 16·kk + 0-7 | 8-15, columns + 0-7 | 8-15.
@@ -1258,37 +1259,61 @@ fn dq_atomic<E: Float, N: Size, NA: Size>(
                     true,
                 );
                 #[unroll]
-                for half in 0..2u32 {
-                    mma_step::<E>(
-                        &a,
-                        comptime!(kk * 4),
-                        &bm,
-                        comptime!(half * 2),
-                        &mut acc,
-                        comptime!((np * 2 + half) * 2),
-                    );
+                for ms in 0..m_sub {
+                    #[unroll]
+                    for half in 0..2u32 {
+                        mma_step::<E>(
+                            &a,
+                            comptime!(ms * 4),
+                            &bm,
+                            comptime!(half * 2),
+                            &mut acc,
+                            comptime!(((ms * n_tiles) + np * 2 + half) * 2),
+                        );
+                    }
                 }
             }
         }
-        // The lane's first pair, in pairs; eight rows on are one block row of blocks on
-        // (`8·D` floats) and each 8-column tile one block (64 floats), so the 16 atomics add
-        // constants to one index.
-        let row = start + (mt * 16 + g) as i32;
-        let lane_at = (head_base
-            + dq_block_offset(row as u32, col0 + t * 2, comptime!(p.head_dim)) as usize)
-            / 2;
+        // The lane's first pair of each row, in pairs; the 8-column tiles add constants
+        // (one 8x8 block, 64 floats, each).
         #[unroll]
-        for r in 0..2u32 {
-            if row + ((r * 8) as i32) < seq_q as i32 {
-                #[unroll]
-                for j in 0..n_tiles {
-                    let step = comptime!((r * 8 * p.head_dim + (ch * chunk + j * 8) * 8) / 2);
-                    dq_acc[lane_at + step as usize]
-                        .fetch_add(Vector::cast_from(acc[(j * 2 + r) as usize]));
+        for ms in 0..m_sub {
+            #[unroll]
+            for r in 0..2u32 {
+                let row = start + (mt * rows + g + comptime!(ms * 16 + r * 8)) as i32;
+                if row < seq_q as i32 {
+                    let lane_at = (head_base
+                        + dq_block_offset(
+                            row as u32,
+                            col0 + t * 2 + comptime!(ch * chunk),
+                            comptime!(p.head_dim),
+                        ) as usize)
+                        / 2;
+                    #[unroll]
+                    for j in 0..n_tiles {
+                        dq_acc[lane_at + comptime!(j * 32) as usize].fetch_add(Vector::cast_from(
+                            acc[((ms * n_tiles + j) * 2 + r) as usize],
+                        ));
+                    }
                 }
             }
         }
     }
+}
+
+/// Query rows per plane in [`dq_atomic`]'s product: 32 where the cube's planes split the tile
+/// into 32-row bands of at most 32 columns each in whole 16-column steps (8 planes, 64-query
+/// tiles), as FlashAttention-2's warps do: each `ldmatrix` of K then serves 32 rows, and a
+/// plane reads 16 KB of shared memory per tile instead of 20. 16 otherwise.
+pub(crate) fn dq_plane_rows(tile: u32, planes: u32, head_dim: u32) -> u32 {
+    let bands = tile / 32;
+    if tile.is_multiple_of(32) && bands > 0 && planes.is_multiple_of(bands) {
+        let cols = head_dim / (planes / bands);
+        if cols <= 32 && cols.is_multiple_of(16) && head_dim.is_multiple_of(planes / bands) {
+            return 32;
+        }
+    }
+    16
 }
 
 /// The offset of dQ element (`row`, `col`) of one head in the fused backward's accumulator,
@@ -1396,7 +1421,20 @@ fn load_query_tile<E: Float, N: Size>(
 
 #[cfg(test)]
 mod tests {
-    use super::dq_chunks;
+    use super::{dq_chunks, dq_plane_rows};
+
+    #[test]
+    fn dq_planes_take_32_rows_where_the_columns_split_evenly() {
+        // 64-query tiles on 8 planes: two 32-row bands, 4 planes of 32 (D 128) or 16 (D 64)
+        // columns each.
+        assert_eq!(dq_plane_rows(64, 8, 128), 32);
+        assert_eq!(dq_plane_rows(64, 8, 64), 32);
+        assert_eq!(dq_plane_rows(32, 4, 128), 32);
+        // 64 columns per plane, or 24: 16-row tiles.
+        assert_eq!(dq_plane_rows(64, 4, 128), 16);
+        assert_eq!(dq_plane_rows(64, 8, 96), 16);
+        assert_eq!(dq_plane_rows(16, 4, 128), 16);
+    }
 
     #[test]
     fn dq_chunks_cover_every_column_in_16_column_steps() {
