@@ -1180,9 +1180,10 @@ pub(crate) fn dq_chunks(cols: u32) -> u32 {
 
 /// Adds the tile's `dS·K` over the cube's keys into `dq_acc` (element offset `head_base` of
 /// the tile's head, rows `start..start + tile`), from `dSᵀ` in `ds_s` (rows keys, columns
-/// queries, row stride `tile + PAD`) and the cube's K in `k_s`. Plane `i` takes 16-query tile
-/// `i / per_m` and the `(i % per_m)`-th of `per_m` column ranges, in chunks of at most 64
-/// columns to bound its registers; A comes through the transposing `ldmatrix`.
+/// queries, row stride `tile + PAD`) and the cube's K in `k_s`. Plane `i` takes query band
+/// `i / per_m` (16 or 32 rows, [`dq_plane_rows`]) and the `(i % per_m)`-th of `per_m` column
+/// ranges, in chunks of at most 64 columns to bound its registers; A comes through the
+/// transposing `ldmatrix`, one 16-key step at a time.
 ///
 /// Within a head the accumulator is stored in 8x8 blocks, `[ceil(Sq / 8), D / 8, 8, 8]`
 /// (see [`dq_block_offset`]): the 32 lanes of one atomic hold 8 consecutive rows of one
