@@ -59,6 +59,7 @@ fn main() -> Result<(), String> {
         softcap: false,
         dropout: false,
         planes: 4,
+        grid: false,
     };
     let mut specs = Vec::new();
     for d in [64, 128] {
@@ -78,8 +79,9 @@ fn main() -> Result<(), String> {
             }
         }
     }
-    // The eight-plane tilings the tuner tries (128 keys per dK/dV cube).
-    for (block_q, fused_dq) in [(32, false), (64, true)] {
+    // The eight-plane tilings the tuner tries (128 keys per dK/dV cube), the fused dQ also
+    // with its planes as a grid.
+    for (block_q, fused_dq, grid) in [(32, false, false), (64, true, false), (64, true, true)] {
         for causal in [false, true] {
             specs.push(BwdSourceSpec {
                 block_q,
@@ -87,10 +89,22 @@ fn main() -> Result<(), String> {
                 fused_dq,
                 causal,
                 planes: 8,
+                grid,
                 ..plain.clone()
             });
         }
     }
+    // The grid with every feature, two-kernel, at D = 64.
+    specs.push(BwdSourceSpec {
+        head_dim: 64,
+        val_dim: 64,
+        causal: true,
+        bias: true,
+        softcap: true,
+        dropout: true,
+        grid: true,
+        ..plain.clone()
+    });
     // Every feature at once, at the tiles the op allows for them.
     for (d, block_q) in [(64, 64), (128, 32)] {
         for fused_dq in [false, true] {
@@ -110,12 +124,13 @@ fn main() -> Result<(), String> {
     }
     for spec in &specs {
         let tag = format!(
-            "d{}_q{}_kv{}_p{}{}{}{}",
+            "d{}_q{}_kv{}_p{}{}{}{}{}",
             spec.head_dim,
             spec.block_q,
             spec.block_kv,
             spec.planes,
             if spec.fused_dq { "_fused" } else { "" },
+            if spec.grid { "_grid" } else { "" },
             if spec.causal { "_causal" } else { "" },
             if spec.bias { "_features" } else { "" },
         );

@@ -87,16 +87,21 @@ impl Op for AttentionBwdOp {
     fn version(&self) -> u32 {
         // 2: double-buffered tiles (twice the shared memory) change which tiling is
         // fastest; 3: the fused dQ joined the candidates; 4: three candidates, measured on
-        // an H100 (docs/PERF.md); 5: eight-plane cubes. Re-tune.
-        5
+        // an H100 (docs/PERF.md); 5: eight-plane cubes; 6: the fused dQ with its planes as
+        // a grid. Re-tune.
+        6
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {
-        // The H100's fastest where it applies: the fused dQ in 128-key cubes from 2k
-        // queries; 64x32 below, where its atomics weigh more than the matmuls it saves.
-        let long = inv.signature().size("seq_q").is_ok_and(|s| s >= 2048);
+        // The H100's fastest where it applies: the fused dQ in 128-key cubes with planes
+        // as a grid from 1k queries (without the grid, from 2k); 64x32 below, where the
+        // atomics weigh more than the matmuls they save.
+        let seq_q = inv.signature().size("seq_q").unwrap_or(0);
         let mut tries = Vec::new();
-        if long {
+        if seq_q >= 1024 {
+            tries.push(Self::fused_wide().with_grid());
+        }
+        if seq_q >= 2048 {
             tries.push(Self::fused_wide());
         }
         tries.extend(Self::configs(Variant::Mma, &[(64, 32), (64, 64), (32, 32)]));
@@ -112,9 +117,10 @@ impl Op for AttentionBwdOp {
 
     fn candidates(&self, inv: &Invocation) -> Vec<AttentionBwdConfig> {
         // Small on purpose: first-use tuning compiles two or three kernels per candidate.
-        // On an H100 (bf16, D = 128, 1k-16k; docs/PERF.md) the fastest were 64x32 (1k),
-        // the fused dQ with 8 planes (4k-16k, sm90+) and 64x64 (16k causal), 64x32 with 8
-        // planes close behind; 32x32 only where no 64-query tile fits the shared memory.
+        // On an H100 (bf16, D = 128, 1k-16k; docs/PERF.md) the fastest was the fused dQ
+        // with 8 planes as a grid (sm90+), 8-9% ahead of the same without the grid, which
+        // stays only where the grid's extra tile does not fit; 64x32 and 64x64 where the
+        // atomics are missing; 32x32 only where no 64-query tile fits the shared memory.
         let fitting = |all: Vec<AttentionBwdConfig>| -> Vec<AttentionBwdConfig> {
             all.into_iter()
                 .filter(|c| self.check(inv, c).is_ok())
@@ -128,7 +134,12 @@ impl Op for AttentionBwdOp {
         }
         let mut all = Self::configs(Variant::Mma, &[(64, 32), (64, 64)]);
         all.push(AttentionBwdConfig::new(Variant::Mma, 64, 32).with_planes(8));
-        all.push(Self::fused_wide());
+        let grid = Self::fused_wide().with_grid();
+        if self.check(inv, &grid).is_ok() {
+            all.push(grid);
+        } else {
+            all.push(Self::fused_wide());
+        }
         let fit = fitting(all);
         if fit.is_empty() {
             fitting(Self::configs(Variant::Mma, &[(32, 32)]))
@@ -159,6 +170,18 @@ impl Op for AttentionBwdOp {
                      multiples of 16",
                     c.block_q
                 ));
+            }
+        }
+        if c.grid {
+            if c.variant != Variant::Mma {
+                return Err("grid needs the MMA variant".into());
+            }
+            // Each plane takes 32 keys by half the tile, then half of D and of Dv, in whole
+            // 16-column steps.
+            for (name, x) in [("head_dim", d), ("val_dim", dv)] {
+                if !x.is_multiple_of(32) {
+                    return Err(format!("grid needs {name} {x} to be a multiple of 32"));
+                }
             }
         }
         match c.variant {
@@ -222,6 +245,7 @@ mod tests {
 
     use super::*;
     use crate::DeviceLimits;
+    use crate::attention::SUPPORTED_HEAD_DIMS;
 
     fn h100(atomics: bool) -> AttentionBwdOp {
         AttentionBwdOp::new(DeviceLimits {
@@ -278,7 +302,23 @@ mod tests {
             .into_iter()
             .filter(|c| c.fused_dq)
             .collect();
-        assert_eq!(tuned, vec![fused(64).with_planes(8)]);
+        assert_eq!(tuned, vec![fused(64).with_planes(8).with_grid()]);
+        // The grid's extra tile decides: where it does not fit, the fused dQ without it.
+        for d in SUPPORTED_HEAD_DIMS {
+            let grid = fused(64).with_planes(8).with_grid();
+            let want = if op.check(&call(d), &grid).is_ok() {
+                vec![grid]
+            } else {
+                let plain = fused(64).with_planes(8);
+                op.check(&call(d), &plain).map_or(vec![], |()| vec![plain])
+            };
+            let got: Vec<_> = op
+                .candidates(&call(d))
+                .into_iter()
+                .filter(|c| c.fused_dq)
+                .collect();
+            assert_eq!(got, want, "head_dim {d}");
+        }
         assert!(
             !h100(false)
                 .candidates(&call(128))
@@ -297,16 +337,17 @@ mod tests {
     }
 
     #[test]
-    fn the_heuristic_fuses_dq_from_2k_queries_where_the_atomics_exist() {
+    fn the_heuristic_fuses_dq_from_1k_queries_where_the_atomics_exist() {
         let at = |seq: usize| {
             let base = call(128);
             let sig = base.signature().clone().with("seq_q", seq);
             Invocation::new("attention_bwd", sig, base.fingerprint().clone())
         };
         let mma = |bq, bkv| AttentionBwdConfig::new(Variant::Mma, bq, bkv);
-        let wide = mma(64, 64).with_planes(8).with_fused_dq();
+        let wide = mma(64, 64).with_planes(8).with_fused_dq().with_grid();
         assert_eq!(h100(true).heuristic(&at(4096)).unwrap(), wide);
-        assert_eq!(h100(true).heuristic(&at(1024)).unwrap(), mma(64, 32));
+        assert_eq!(h100(true).heuristic(&at(1024)).unwrap(), wide);
+        assert_eq!(h100(true).heuristic(&at(512)).unwrap(), mma(64, 32));
         assert_eq!(h100(false).heuristic(&at(4096)).unwrap(), mma(64, 32));
         // Softcap at D = 128 leaves only 32-query tiles.
         let capped = call_with(128, &["softcap"]);
@@ -339,6 +380,36 @@ mod tests {
         let old: AttentionBwdConfig =
             serde_yaml::from_str("variant: mma\nblock_q: 64\nblock_kv: 32\n").unwrap();
         assert_eq!(old, mma(64, 32));
+    }
+
+    #[test]
+    fn the_grid_needs_the_mma_variant_and_head_dims_in_32s() {
+        let op = h100(true);
+        let mma = |bq, bkv| AttentionBwdConfig::new(Variant::Mma, bq, bkv);
+        let grid = mma(64, 64).with_planes(8).with_fused_dq().with_grid();
+        for d in [32, 64, 128] {
+            op.check(&call(d), &grid).unwrap();
+        }
+        // Every supported head dim halves into whole 16-column steps (96 into 48s); the
+        // multiple-of-32 rule guards dims added later.
+        for d in [32, 64, 96, 128] {
+            op.check(&call(d), &mma(32, 32).with_grid()).unwrap();
+        }
+        let portable = AttentionBwdConfig::new(Variant::Portable, 16, 16).with_grid();
+        assert!(op.check(&call(64), &portable).unwrap_err().contains("MMA"));
+        // Pᵀ beside dSᵀ: one more 128 x 72 tile of 16-bit elements, and still within an
+        // H100's 227 KB at D = 128.
+        let plain = mma(64, 64).with_planes(8).with_fused_dq();
+        assert_eq!(
+            grid.smem_bytes(128, 128),
+            plain.smem_bytes(128, 128) + 2 * 128 * 72
+        );
+        // The field is absent from configs stored before it: no grid.
+        let old: AttentionBwdConfig = serde_yaml::from_str(
+            "variant: mma\nblock_q: 64\nblock_kv: 64\nfused_dq: true\nplanes: 8\n",
+        )
+        .unwrap();
+        assert_eq!(old, plain);
     }
 
     #[test]

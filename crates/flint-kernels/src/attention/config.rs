@@ -119,6 +119,14 @@ pub struct AttentionBwdConfig {
     /// that value.
     #[serde(default = "mma_planes")]
     pub planes: u32,
+    /// MMA only: the dK/dV kernel's planes share each tile's products as a grid, as
+    /// FlashAttention-2's warps do: a plane computes `Sᵀ` and `dPᵀ` for 32 keys by half the
+    /// query tile, passes `Pᵀ` and `dSᵀ` through shared memory, and accumulates dK and dV
+    /// for its 32 keys by half the columns. Each plane then reads fewer operand bytes per
+    /// tile than with 16 keys by the whole tile. Needs `D` and `Dv` multiples of 32.
+    /// False when absent from a stored config.
+    #[serde(default)]
+    pub grid: bool,
 }
 
 fn mma_planes() -> u32 {
@@ -134,7 +142,14 @@ impl AttentionBwdConfig {
             block_kv,
             fused_dq: false,
             planes: MMA_PLANES,
+            grid: false,
         }
+    }
+
+    /// The same tiling with the dK/dV kernel's planes as a grid (MMA only, see
+    /// [`Self::grid`]).
+    pub fn with_grid(self) -> Self {
+        Self { grid: true, ..self }
     }
 
     /// The same tiling with `planes` planes per cube (MMA only: 4 or 8).
@@ -156,8 +171,9 @@ impl AttentionBwdConfig {
     ///
     /// MMA, in 16-bit elements with rows padded by 8: dK/dV holds its `16 · planes` keys' K
     /// and V and two `block_q` tiles of Q and dO (plus the tiles' f32 LSE and delta); dQ
-    /// holds its `16 · planes` queries' Q and dO and two `block_kv` tiles of K and V. The second tile is the one
-    /// being loaded while the first is used.
+    /// holds its `16 · planes` queries' Q and dO and two `block_kv` tiles of K and V. The
+    /// second tile is the one being loaded while the first is used. The dK/dV kernel also
+    /// keeps the tile's dSᵀ with the fused dQ or as a grid, and its Pᵀ as a grid.
     pub fn smem_bytes(&self, head_dim: usize, val_dim: usize) -> usize {
         let (bq, bkv) = (self.block_q as usize, self.block_kv as usize);
         let (d, dv) = (head_dim, val_dim);
@@ -170,9 +186,12 @@ impl AttentionBwdConfig {
             Variant::Mma => {
                 let rows = 16 * self.planes as usize;
                 let dkdv = 2 * (rows + 2 * bq) * (d + dv + 16) + 16 * bq;
+                // The tile's dSᵀ (fused dQ, grid) and Pᵀ (grid), rows padded by 8.
+                let tile_t = 2 * rows * (bq + 8);
+                let dkdv = dkdv
+                    + tile_t * (usize::from(self.fused_dq || self.grid) + usize::from(self.grid));
                 if self.fused_dq {
-                    // Plus the tile's dSᵀ, rows padded by 8.
-                    return dkdv + 2 * rows * (bq + 8);
+                    return dkdv;
                 }
                 let dq = 2 * (rows + 2 * bkv) * (d + dv + 16);
                 dkdv.max(dq)

@@ -158,6 +158,8 @@ pub struct BwdSourceSpec {
     pub dropout: bool,
     /// Planes per cube (16 keys or queries each).
     pub planes: u32,
+    /// The dK/dV kernel's planes as a grid (Pᵀ and dSᵀ through shared memory).
+    pub grid: bool,
 }
 
 /// Registers kernel arguments on small wgpu buffers.
@@ -239,7 +241,7 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
         spec.softcap,
         spec.dropout,
     );
-    let params = |tile, fused_dq| BwdMmaParams {
+    let params = |tile, fused_dq, grid| BwdMmaParams {
         planes: spec.planes,
         tile,
         head_dim: spec.head_dim,
@@ -250,6 +252,7 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
         out_vec: 2,
         heads_major: false,
         fused_dq,
+        grid,
         has_bias: spec.bias,
         has_dbias: spec.bias,
         has_softcap: spec.softcap,
@@ -309,7 +312,7 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
             n,
             no,
             na,
-            params(spec.block_q, spec.fused_dq),
+            params(spec.block_q, spec.fused_dq, spec.grid),
             dtype,
         );
         out.push(("attention_bwd_dkdv_mma".to_string(), compile(kernel)?));
@@ -345,7 +348,7 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
             ),
             n,
             no,
-            params(spec.block_kv, false),
+            params(spec.block_kv, false, false),
             dtype,
         );
         out.push(("attention_bwd_dq_mma".to_string(), compile(kernel)?));
@@ -384,6 +387,7 @@ mod tests {
             softcap: false,
             dropout: false,
             planes: 4,
+            grid: false,
         };
         let mut sources = vec![forward_cuda_source(&fwd).expect("forward source")];
         sources.extend(backward_cuda_sources(&bwd).expect("backward sources"));

@@ -265,7 +265,7 @@ fn launch_with<R: Runtime>(
                     CubeCount::Static(blocks, heads, 1)
                 }
             };
-            let mma = |tile| BwdMmaParams {
+            let mma = |tile, grid| BwdMmaParams {
                 planes: c.planes,
                 tile,
                 head_dim: params.head_dim,
@@ -276,6 +276,7 @@ fn launch_with<R: Runtime>(
                 out_vec: out_vec as u32,
                 heads_major,
                 fused_dq: c.fused_dq,
+                grid,
                 has_bias: params.has_bias,
                 has_dbias: params.has_dbias,
                 has_softcap: params.has_softcap,
@@ -359,7 +360,7 @@ fn launch_with<R: Runtime>(
                     a.dbias,
                     scalars::<R>(problem, a.bias_strides, 0)?,
                     strides,
-                    mma(c.block_q),
+                    mma(c.block_q, c.grid),
                     dtype,
                 );
             }
@@ -413,7 +414,8 @@ fn launch_with<R: Runtime>(
                     a.bias,
                     a.dq,
                     scalars::<R>(problem, a.bias_strides, 0)?,
-                    mma(c.block_kv),
+                    // The grid is the dK/dV kernel's alone.
+                    mma(c.block_kv, false),
                     dtype,
                 );
             }

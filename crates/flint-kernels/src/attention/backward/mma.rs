@@ -58,6 +58,9 @@ pub struct BwdMmaParams {
     /// The dK/dV kernel adds dQ into an f32 accumulator (two-element atomics) and the dQ
     /// kernel does not run.
     pub fused_dq: bool,
+    /// The dK/dV kernel's planes form a grid (see [`attention_bwd_dkdv_mma`]): an even
+    /// number of planes, `tile / 2` a multiple of 16, D and Dv multiples of 32.
+    pub grid: bool,
     /// An additive bias tensor is read.
     pub has_bias: bool,
     /// The score gradient is written out as the bias gradient (dK/dV kernel).
@@ -122,14 +125,16 @@ fn visible_mma(
     ok
 }
 
-/// Sets the exponent arguments in `acc` (`tiles` 8-column tiles of a plane's 16 rows, in
-/// accumulator layout) to [`NO_MAX`] where the key is not visible from the query. The rows
-/// are `first + 8·r (+ g)` as passed in `first`, the columns `start + 8·j + 2·t + c`; with
-/// `rows_are_keys` the rows are keys and the columns queries (dK/dV), else the reverse (dQ).
+/// Sets the exponent arguments in `acc` (`m_blocks` blocks of 16 rows by `tiles` 8-column
+/// tiles, in accumulator layout) to [`NO_MAX`] where the key is not visible from the query.
+/// The rows are `first + 16·m + 8·r (+ g)` as passed in `first`, the columns
+/// `start + 8·j + 2·t + c`; with `rows_are_keys` the rows are keys and the columns queries
+/// (dK/dV), else the reverse (dQ).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn mask_pass(
     acc: &mut Array<Vector<f32, Pair>>,
+    #[comptime] m_blocks: u32,
     #[comptime] tiles: u32,
     first: u32,
     start: i32,
@@ -143,25 +148,29 @@ fn mask_pass(
     #[comptime] has_right: bool,
 ) {
     #[unroll]
-    for j in 0..tiles {
+    for m in 0..m_blocks {
         #[unroll]
-        for r in 0..2u32 {
-            let fixed = (first + r * 8) as i32;
-            let at = (j * 2 + r) as usize;
-            let mut v = acc[at];
+        for j in 0..tiles {
             #[unroll]
-            for c in 0..2u32 {
-                let moving = start + (j * 8 + t * 2 + c) as i32;
-                let mut row = fixed;
-                let mut key = moving;
-                if comptime!(rows_are_keys) {
-                    row = moving;
-                    key = fixed;
+            for r in 0..2u32 {
+                let fixed = (first + comptime!(m * 16 + r * 8)) as i32;
+                let at = comptime!(((m * tiles + j) * 2 + r) as usize);
+                let mut v = acc[at];
+                #[unroll]
+                for c in 0..2u32 {
+                    let moving = start + (j * 8 + t * 2 + c) as i32;
+                    let mut row = fixed;
+                    let mut key = moving;
+                    if comptime!(rows_are_keys) {
+                        row = moving;
+                        key = fixed;
+                    }
+                    let ok =
+                        visible_mma(row, key, row_end, key_end, offset, s, has_left, has_right);
+                    v[c as usize] = select(ok, v[c as usize], f32::new(NO_MAX));
                 }
-                let ok = visible_mma(row, key, row_end, key_end, offset, s, has_left, has_right);
-                v[c as usize] = select(ok, v[c as usize], f32::new(NO_MAX));
+                acc[at] = v;
             }
-            acc[at] = v;
         }
     }
 }
@@ -175,6 +184,7 @@ fn mask_pass(
 fn capped_biased(
     acc: &mut Array<Vector<f32, Pair>>,
     cap_d: &mut Array<Vector<f32, Pair>>,
+    #[comptime] m_blocks: u32,
     #[comptime] tiles: u32,
     first: u32,
     start: i32,
@@ -189,50 +199,54 @@ fn capped_biased(
     #[comptime] has_bias: bool,
 ) {
     #[unroll]
-    for j in 0..tiles {
+    for m in 0..m_blocks {
         #[unroll]
-        for r in 0..2u32 {
-            let fixed = (first + r * 8) as i32;
-            let at = (j * 2 + r) as usize;
-            let mut v = acc[at];
-            let mut d = Vector::<f32, Pair>::new(1.0f32);
+        for j in 0..tiles {
             #[unroll]
-            for c in 0..2u32 {
-                let moving = start + (j * 8 + t * 2 + c) as i32;
-                let mut row = fixed;
-                let mut key = moving;
-                if comptime!(rows_are_keys) {
-                    row = moving;
-                    key = fixed;
-                }
-                let mut x = v[c as usize] * s.scale;
-                if comptime!(has_softcap) {
-                    let th = (x / s.softcap).tanh();
-                    x = s.softcap * th;
-                    d[c as usize] = 1.0f32 - th * th;
-                }
-                if comptime!(has_bias) {
-                    let mut bv = 0.0f32;
-                    if row < row_end && key < key_end {
-                        bv = bias[bias_base
-                            + row as usize * bias.stride(2)
-                            + key as usize * bias.stride(3)];
+            for r in 0..2u32 {
+                let fixed = (first + comptime!(m * 16 + r * 8)) as i32;
+                let at = comptime!(((m * tiles + j) * 2 + r) as usize);
+                let mut v = acc[at];
+                let mut d = Vector::<f32, Pair>::new(1.0f32);
+                #[unroll]
+                for c in 0..2u32 {
+                    let moving = start + (j * 8 + t * 2 + c) as i32;
+                    let mut row = fixed;
+                    let mut key = moving;
+                    if comptime!(rows_are_keys) {
+                        row = moving;
+                        key = fixed;
                     }
-                    x += bv;
+                    let mut x = v[c as usize] * s.scale;
+                    if comptime!(has_softcap) {
+                        let th = (x / s.softcap).tanh();
+                        x = s.softcap * th;
+                        d[c as usize] = 1.0f32 - th * th;
+                    }
+                    if comptime!(has_bias) {
+                        let mut bv = 0.0f32;
+                        if row < row_end && key < key_end {
+                            bv = bias[bias_base
+                                + row as usize * bias.stride(2)
+                                + key as usize * bias.stride(3)];
+                        }
+                        x += bv;
+                    }
+                    v[c as usize] = x;
                 }
-                v[c as usize] = x;
-            }
-            acc[at] = v;
-            if comptime!(has_softcap) {
-                cap_d[at] = d;
+                acc[at] = v;
+                if comptime!(has_softcap) {
+                    cap_d[at] = d;
+                }
             }
         }
     }
 }
 
-/// `acc[tiles] = A(rows from `a_row0` of `a_s`) · B(rows from `b_row0` of `b_s`)ᵀ` over a contraction of
-/// `depth` (row-major tiles with row stride `ld`): the plane's 16 rows against `n_tiles`·8
-/// rows of `b_s`, accumulated from zero.
+/// `acc = A · Bᵀ` over a contraction of `depth` (row-major tiles with row stride `ld`), from
+/// zero: A is `m_blocks`·16 rows of `a_s` from `a_row0`, B `n_tiles`·8 rows of `b_s` from
+/// `b_row0`; `acc` holds `[m_blocks][n_tiles][2]` pairs. Each B fragment serves every block
+/// of A.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn product_nt<E: Float, N: Size>(
@@ -241,6 +255,7 @@ fn product_nt<E: Float, N: Size>(
     b_s: &SharedMemory<Vector<E, N>>,
     b_row0: u32,
     acc: &mut Array<Vector<f32, Pair>>,
+    #[comptime] m_blocks: u32,
     #[comptime] n_tiles: u32,
     #[comptime] depth: u32,
     #[comptime] ld: u32,
@@ -255,18 +270,26 @@ fn product_nt<E: Float, N: Size>(
     let lane_a = ((a_row0 + lm_row + 8 * (lm_mat % 2)) * ld + 8 * (lm_mat / 2)) / vec;
     let lane_b = ((b_row0 + lm_row + 8 * (lm_mat / 2)) * ld + 8 * (lm_mat % 2)) / vec;
     #[unroll]
-    for i in 0..comptime!(n_tiles * 2) {
+    for i in 0..comptime!(m_blocks * n_tiles * 2) {
         acc[i as usize] = Vector::new(0.0f32);
     }
+    let mut a = Array::<Vector<E, Pair>>::new(comptime!(m_blocks * 4) as usize);
     #[unroll]
     for kk in 0..comptime!(depth / 16) {
-        let at_a = (lane_a + comptime!(kk * 16 / vec)) as usize;
-        let a = def.load_matrix::<Vector<E, N>, Pair>(
-            &a_s.slice(at_a, at_a + frag),
-            MatrixIdent::A,
-            4usize,
-            false,
-        );
+        #[unroll]
+        for m in 0..m_blocks {
+            let at_a = (lane_a + comptime!((m * 16 * ld + kk * 16) / vec)) as usize;
+            let regs = def.load_matrix::<Vector<E, N>, Pair>(
+                &a_s.slice(at_a, at_a + frag),
+                MatrixIdent::A,
+                4usize,
+                false,
+            );
+            #[unroll]
+            for i in 0..4u32 {
+                a[(m * 4 + i) as usize] = regs[i as usize];
+            }
+        }
         #[unroll]
         for jp in 0..comptime!(n_tiles / 2) {
             // Matrices: rows 16·jp + 0-7 | 8-15 of b_s, columns 16·kk + 0-7 | 8-15.
@@ -278,15 +301,90 @@ fn product_nt<E: Float, N: Size>(
                 false,
             );
             #[unroll]
-            for half in 0..2u32 {
-                mma_step::<E>(
-                    &a,
-                    0u32,
-                    &b,
-                    comptime!(half * 2),
-                    acc,
-                    comptime!((jp * 2 + half) * 2),
-                );
+            for m in 0..m_blocks {
+                #[unroll]
+                for half in 0..2u32 {
+                    mma_step::<E>(
+                        &a,
+                        comptime!(m * 4),
+                        &b,
+                        comptime!(half * 2),
+                        acc,
+                        comptime!(((m * n_tiles) + jp * 2 + half) * 2),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `acc += A · B` where A is `m_blocks`·16 rows of `a_s` from `a_row0` (pairs of `E`, row
+/// stride `ld_a` elements; contraction `k_steps`·16 along the row) and B the `k_steps`·16
+/// rows of `b_s` from `b_row0`, `n_tiles`·8 columns from `b_col0` (row stride `ld`), read
+/// with the transposing `ldmatrix`. `acc` holds `[m_blocks][n_tiles][2]` pairs.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn product_sa_b<E: Float, N: Size>(
+    a_s: &SharedMemory<Vector<E, Pair>>,
+    a_row0: u32,
+    b_s: &SharedMemory<Vector<E, N>>,
+    b_row0: u32,
+    b_col0: u32,
+    acc: &mut Array<Vector<f32, Pair>>,
+    #[comptime] m_blocks: u32,
+    #[comptime] k_steps: u32,
+    #[comptime] n_tiles: u32,
+    #[comptime] ld_a: u32,
+    #[comptime] ld: u32,
+    #[comptime] vec: u32,
+    lm_row: u32,
+    lm_mat: u32,
+) {
+    let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
+    let frag = comptime!((8 / vec) as usize);
+    // A: rows 0-7 | 8-15, columns 0-7 | 8-15 (in pairs). B (transposed): rows 0-7 | 8-15,
+    // columns 0-7 | 8-15. The fragments add constants.
+    let lane_a = ((a_row0 + lm_row + 8 * (lm_mat % 2)) * ld_a + 8 * (lm_mat / 2)) / 2;
+    let lane_b = ((b_row0 + lm_row + 8 * (lm_mat % 2)) * ld + b_col0 + 8 * (lm_mat / 2)) / vec;
+    let mut a = Array::<Vector<E, Pair>>::new(comptime!(m_blocks * 4) as usize);
+    #[unroll]
+    for kk in 0..k_steps {
+        #[unroll]
+        for m in 0..m_blocks {
+            let at = (lane_a + comptime!((m * 16 * ld_a + kk * 16) / 2)) as usize;
+            let regs = def.load_matrix::<Vector<E, Pair>, Pair>(
+                &a_s.slice(at, at + 4),
+                MatrixIdent::A,
+                4usize,
+                false,
+            );
+            #[unroll]
+            for i in 0..4u32 {
+                a[(m * 4 + i) as usize] = regs[i as usize];
+            }
+        }
+        #[unroll]
+        for np in 0..comptime!(n_tiles / 2) {
+            let at = (lane_b + comptime!((kk * 16 * ld + np * 16) / vec)) as usize;
+            let b = def.load_matrix::<Vector<E, N>, Pair>(
+                &b_s.slice(at, at + frag),
+                MatrixIdent::B,
+                4usize,
+                true,
+            );
+            #[unroll]
+            for m in 0..m_blocks {
+                #[unroll]
+                for half in 0..2u32 {
+                    mma_step::<E>(
+                        &a,
+                        comptime!(m * 4),
+                        &b,
+                        comptime!(half * 2),
+                        acc,
+                        comptime!(((m * n_tiles) + np * 2 + half) * 2),
+                    );
+                }
             }
         }
     }
@@ -351,6 +449,14 @@ fn product_acc_b<E: Float, N: Size>(
 /// log-sum-exp in base 2 (`lse · log2 e`, as the delta kernel writes it): every exponent is
 /// a power of two ([`exp2`]) with log2(e) folded into the scale. Grid
 /// `(ceil(Sk / (16·planes)), B·Hkv)` or its transpose with `heads_major`, cube `(32, planes)`.
+///
+/// Each plane owns 16 keys: it computes `Sᵀ` and `dPᵀ` for them against the whole query
+/// tile and keeps `Pᵀ` and `dSᵀ` in registers as the A operand of dV and dK, over all of D
+/// and Dv. With `grid` the planes pair up as FlashAttention-2's warps do: plane `i` computes
+/// `Sᵀ` and `dPᵀ` for keys `32·(i / 2)..+32` against half `i % 2` of the tile, stores `Pᵀ`
+/// and `dSᵀ` in shared memory, and after a cube barrier accumulates dK and dV for the same
+/// 32 keys over half `i % 2` of D and Dv. Per plane and tile that reads 56 KB of operands
+/// through `ldmatrix` at D = 128 (and writes 4 KB) instead of 72 KB.
 // CubeCL emits the fast `__powf` (see `exp2`) only with all three flags; NaN still propagates
 // through it.
 #[cube(
@@ -381,8 +487,12 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
     let ld_k = comptime!(p.head_dim + PAD);
     let ld_v = comptime!(p.val_dim + PAD);
     let q_tiles = comptime!(p.tile / 8);
-    let d_tiles = comptime!(p.head_dim / 8);
-    let dv_tiles = comptime!(p.val_dim / 8);
+    // The plane's share: `m_blocks` blocks of 16 keys by `pq_tiles` 8-query tiles (scores),
+    // by `pd_tiles` and `pdv_tiles` 8-column tiles (dK and dV).
+    let m_blocks = comptime!(if p.grid { 2u32 } else { 1u32 });
+    let pq_tiles = comptime!(q_tiles / m_blocks);
+    let pd_tiles = comptime!(p.head_dim / 8 / m_blocks);
+    let pdv_tiles = comptime!(p.val_dim / 8 / m_blocks);
 
     let kv_heads = k.shape(1) as u32;
     let heads = q.shape(1) as u32;
@@ -400,7 +510,18 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
     let lm_row = lane % 8;
     let lm_mat = lane / 8;
     let k_first = order[0] * block_kv;
-    let plane_key = k_first + plane * 16 + g;
+    // The plane's first key row in the cube, and its first query column of the tile and
+    // of dK/dV (grid; 0 otherwise).
+    let mut key_row0 = plane * 16;
+    let mut half = 0u32;
+    if comptime!(p.grid) {
+        key_row0 = (plane / 2) * 32;
+        half = plane % 2;
+    }
+    let q_col0 = half * comptime!(p.tile / 2);
+    let d_col0 = half * comptime!(p.head_dim / 2);
+    let dv_col0 = half * comptime!(p.val_dim / 2);
+    let plane_key = k_first + key_row0 + g;
     let offset = seq_kv as i32 - seq_q as i32;
 
     let k_last = min(k_first + block_kv, seq_kv) as i32 - 1;
@@ -434,17 +555,26 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
     );
     let mut lse_s = SharedMemory::<f32>::new(comptime!(2 * p.tile) as usize);
     let mut delta_s = SharedMemory::<f32>::new(comptime!(2 * p.tile) as usize);
-    // The tile's dSᵀ in `E` (rows keys, columns queries) for the fused dQ product.
+    // The tile's dSᵀ in `E` (rows keys, columns queries) for the fused dQ product and, as
+    // a grid, dK; the tile's Pᵀ for dV as a grid.
     let ld_ds = comptime!(p.tile + PAD);
     let mut ds_s = SharedMemory::<Vector<E, Pair>>::new_aligned(
-        comptime!(if p.fused_dq { block_kv * ld_ds / 2 } else { 1 }) as usize,
+        comptime!(if p.fused_dq || p.grid {
+            block_kv * ld_ds / 2
+        } else {
+            1
+        }) as usize,
+        16usize,
+    );
+    let mut p_s = SharedMemory::<Vector<E, Pair>>::new_aligned(
+        comptime!(if p.grid { block_kv * ld_ds / 2 } else { 1 }) as usize,
         16usize,
     );
     let ready = Barrier::shared(units, tid == 0);
-    // The lane's first pair of dSᵀ (key row plane·16 + g, query column 2t), bounded as
-    // `stat_at` below so that the tiles' constants fold into the stores.
+    // The lane's first pair of dSᵀ and Pᵀ (key row key_row0 + g, query column q_col0 + 2t),
+    // bounded as `stat_at` below so that the tiles' constants fold into the stores.
     let ds_lane = min(
-        (plane * 16 + g) * comptime!(ld_ds / 2) + t,
+        (key_row0 + g) * comptime!(ld_ds / 2) + q_col0 / 2 + t,
         comptime!(block_kv * ld_ds / 2 - 1),
     );
 
@@ -477,14 +607,17 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
         tid,
     );
 
-    let mut dk_acc = Array::<Vector<f32, Pair>>::new(comptime!((d_tiles * 2) as usize));
-    let mut dv_acc = Array::<Vector<f32, Pair>>::new(comptime!((dv_tiles * 2) as usize));
+    // `[m_blocks][pd_tiles][2]` and `[m_blocks][pdv_tiles][2]` pairs.
+    let dk_len = comptime!(m_blocks * pd_tiles * 2);
+    let dv_len = comptime!(m_blocks * pdv_tiles * 2);
+    let mut dk_acc = Array::<Vector<f32, Pair>>::new(dk_len as usize);
+    let mut dv_acc = Array::<Vector<f32, Pair>>::new(dv_len as usize);
     #[unroll]
-    for i in 0..comptime!(d_tiles * 2) {
+    for i in 0..dk_len {
         dk_acc[i as usize] = Vector::new(0.0f32);
     }
     #[unroll]
-    for i in 0..comptime!(dv_tiles * 2) {
+    for i in 0..dv_len {
         dv_acc[i as usize] = Vector::new(0.0f32);
     }
     let mut st = Array::<Vector<f32, Pair>>::new(comptime!((q_tiles * 2) as usize));
@@ -571,16 +704,17 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
         // small, so `base + constant` stays a non-wrapping add that folds into the loads'
         // offsets (a base with known-zero bits under the constant becomes an `or`, which does
         // not fold).
-        let stat_at = min(row0 + t * 2, comptime!(2 * p.tile - 2));
+        let stat_at = min(row0 + q_col0 + t * 2, comptime!(2 * p.tile - 2));
 
-        // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for the plane's 16 keys against the tile's queries.
+        // Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ for the plane's keys against its queries of the tile.
         product_nt::<E, N>(
             &k_s,
-            plane * 16,
+            key_row0,
             &q_s,
-            row0,
+            row0 + q_col0,
             &mut st,
-            q_tiles,
+            m_blocks,
+            pq_tiles,
             p.head_dim,
             ld_k,
             vec,
@@ -589,11 +723,12 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
         );
         product_nt::<E, N>(
             &v_s,
-            plane * 16,
+            key_row0,
             &do_s,
-            row0,
+            row0 + q_col0,
             &mut dpt,
-            q_tiles,
+            m_blocks,
+            pq_tiles,
             p.val_dim,
             ld_v,
             vec,
@@ -619,9 +754,10 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
             capped_biased(
                 &mut st,
                 &mut cap_d,
-                q_tiles,
+                m_blocks,
+                pq_tiles,
                 plane_key,
-                start,
+                start + q_col0 as i32,
                 t,
                 seq_q as i32,
                 seq_kv as i32,
@@ -634,32 +770,36 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
             );
         }
         #[unroll]
-        for j in 0..q_tiles {
+        for m in 0..m_blocks {
             #[unroll]
-            for r in 0..2u32 {
-                let at = (j * 2 + r) as usize;
-                let mut pv = st[at];
+            for j in 0..pq_tiles {
                 #[unroll]
-                for c in 0..2u32 {
-                    let l = lse_s[(stat_at + comptime!(j * 8 + c)) as usize];
-                    let mut e = pv[c as usize] * scale2 - l;
-                    if comptime!(p.has_softcap || p.has_bias) {
-                        // Scores the bias masks count as masked, as in the forward.
-                        let x = pv[c as usize];
-                        e = select(x <= MASKED_BELOW, f32::new(NO_MAX), x * LOG2_E - l);
+                for r in 0..2u32 {
+                    let at = comptime!(((m * pq_tiles + j) * 2 + r) as usize);
+                    let mut pv = st[at];
+                    #[unroll]
+                    for c in 0..2u32 {
+                        let l = lse_s[(stat_at + comptime!(j * 8 + c)) as usize];
+                        let mut e = pv[c as usize] * scale2 - l;
+                        if comptime!(p.has_softcap || p.has_bias) {
+                            // Scores the bias masks count as masked, as in the forward.
+                            let x = pv[c as usize];
+                            e = select(x <= MASKED_BELOW, f32::new(NO_MAX), x * LOG2_E - l);
+                        }
+                        pv[c as usize] = e;
                     }
-                    pv[c as usize] = e;
+                    st[at] = pv;
                 }
-                st[at] = pv;
             }
         }
         if needs_mask {
             // Accumulator rows are keys, columns queries.
             mask_pass(
                 &mut st,
-                q_tiles,
+                m_blocks,
+                pq_tiles,
                 plane_key,
-                start,
+                start + q_col0 as i32,
                 t,
                 q_hi,
                 seq_kv as i32,
@@ -671,86 +811,129 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
             );
         }
         #[unroll]
-        for j in 0..q_tiles {
+        for m in 0..m_blocks {
             #[unroll]
-            for r in 0..2u32 {
-                let at = (j * 2 + r) as usize;
-                let mut pv = st[at];
-                let mut dsv = dpt[at];
+            for j in 0..pq_tiles {
                 #[unroll]
-                for c in 0..2u32 {
-                    let qi = j * 8 + t * 2 + c;
-                    let prob = exp2(pv[c as usize]);
-                    let mut weight = prob;
-                    let mut dp = dsv[c as usize];
-                    if comptime!(p.has_dropout) {
-                        let u = uniform_cube(
-                            s.seed,
-                            b * heads + h,
-                            start as u32 + qi,
-                            plane_key + r * 8,
-                        );
-                        let kept = u >= s.dropout_p;
-                        weight = select(kept, prob * keep_scale, 0.0f32);
-                        dp = select(kept, dp * keep_scale, 0.0f32);
-                    }
-                    let mut ds = prob * (dp - delta_s[(stat_at + comptime!(j * 8 + c)) as usize]);
-                    if comptime!(p.has_dbias) {
-                        let query = start as u32 + qi;
-                        let key = plane_key + r * 8;
-                        if query < seq_q && key < seq_kv {
-                            // By strides: a fresh device buffer may have padded rows.
-                            dbias[b as usize * dbias.stride(0)
-                                + h as usize * dbias.stride(1)
-                                + query as usize * dbias.stride(2)
-                                + key as usize * dbias.stride(3)] = ds;
+                for r in 0..2u32 {
+                    let at = comptime!(((m * pq_tiles + j) * 2 + r) as usize);
+                    let key = plane_key + comptime!(m * 16 + r * 8);
+                    let mut pv = st[at];
+                    let mut dsv = dpt[at];
+                    #[unroll]
+                    for c in 0..2u32 {
+                        let qi = q_col0 + comptime!(j * 8 + c) + t * 2;
+                        let prob = exp2(pv[c as usize]);
+                        let mut weight = prob;
+                        let mut dp = dsv[c as usize];
+                        if comptime!(p.has_dropout) {
+                            let u = uniform_cube(s.seed, b * heads + h, start as u32 + qi, key);
+                            let kept = u >= s.dropout_p;
+                            weight = select(kept, prob * keep_scale, 0.0f32);
+                            dp = select(kept, dp * keep_scale, 0.0f32);
                         }
+                        let mut ds =
+                            prob * (dp - delta_s[(stat_at + comptime!(j * 8 + c)) as usize]);
+                        if comptime!(p.has_dbias) {
+                            let query = start as u32 + qi;
+                            if query < seq_q && key < seq_kv {
+                                // By strides: a fresh device buffer may have padded rows.
+                                dbias[b as usize * dbias.stride(0)
+                                    + h as usize * dbias.stride(1)
+                                    + query as usize * dbias.stride(2)
+                                    + key as usize * dbias.stride(3)] = ds;
+                            }
+                        }
+                        if comptime!(p.has_softcap) {
+                            let cd = cap_d[at];
+                            ds *= cd[c as usize];
+                        }
+                        pv[c as usize] = weight;
+                        dsv[c as usize] = ds;
                     }
-                    if comptime!(p.has_softcap) {
-                        let cd = cap_d[at];
-                        ds *= cd[c as usize];
-                    }
-                    pv[c as usize] = weight;
-                    dsv[c as usize] = ds;
-                }
-                st[at] = pv;
-                dpt[at] = dsv;
-                if comptime!(p.fused_dq) {
+                    st[at] = pv;
+                    dpt[at] = dsv;
                     // Conflict-free: the 8 rows of a store are 4 banks apart, t picks within.
-                    let at = ds_lane + comptime!((r * 8 * ld_ds + j * 8) / 2);
-                    ds_s[at as usize] = Vector::cast_from(dsv);
+                    let at_s = ds_lane + comptime!(((m * 16 + r * 8) * ld_ds + j * 8) / 2);
+                    if comptime!(p.fused_dq || p.grid) {
+                        ds_s[at_s as usize] = Vector::cast_from(dsv);
+                    }
+                    if comptime!(p.grid) {
+                        p_s[at_s as usize] = Vector::cast_from(pv);
+                    }
                 }
             }
         }
 
-        // dV += Pᵀ·dO and dK += dSᵀ·Q.
-        product_acc_b::<E, N>(
-            &st,
-            &do_s,
-            row0,
-            &mut dv_acc,
-            q_tiles,
-            dv_tiles,
-            ld_v,
-            vec,
-            lm_row,
-            lm_mat,
-        );
-        product_acc_b::<E, N>(
-            &dpt,
-            &q_s,
-            row0,
-            &mut dk_acc,
-            q_tiles,
-            d_tiles,
-            ld_k,
-            vec,
-            lm_row,
-            lm_mat,
-        );
-        if comptime!(p.fused_dq) {
-            // Every plane's dSᵀ is stored; the next pass's first barrier guards its reuse.
+        if comptime!(p.grid) {
+            // Every plane's Pᵀ and dSᵀ are stored; the next pass's first barrier guards
+            // their reuse. dV += Pᵀ·dO and dK += dSᵀ·Q for the plane's keys and columns.
             sync_cube();
+            product_sa_b::<E, N>(
+                &p_s,
+                key_row0,
+                &do_s,
+                row0,
+                dv_col0,
+                &mut dv_acc,
+                m_blocks,
+                comptime!(p.tile / 16),
+                pdv_tiles,
+                ld_ds,
+                ld_v,
+                vec,
+                lm_row,
+                lm_mat,
+            );
+            product_sa_b::<E, N>(
+                &ds_s,
+                key_row0,
+                &q_s,
+                row0,
+                d_col0,
+                &mut dk_acc,
+                m_blocks,
+                comptime!(p.tile / 16),
+                pd_tiles,
+                ld_ds,
+                ld_k,
+                vec,
+                lm_row,
+                lm_mat,
+            );
+        } else {
+            // dV += Pᵀ·dO and dK += dSᵀ·Q.
+            product_acc_b::<E, N>(
+                &st,
+                &do_s,
+                row0,
+                &mut dv_acc,
+                q_tiles,
+                pdv_tiles,
+                ld_v,
+                vec,
+                lm_row,
+                lm_mat,
+            );
+            product_acc_b::<E, N>(
+                &dpt,
+                &q_s,
+                row0,
+                &mut dk_acc,
+                q_tiles,
+                pd_tiles,
+                ld_k,
+                vec,
+                lm_row,
+                lm_mat,
+            );
+        }
+        if comptime!(p.fused_dq) {
+            // Every plane's dSᵀ is stored (as a grid, since the barrier above); the next
+            // pass's first barrier guards its reuse.
+            if comptime!(!p.grid) {
+                sync_cube();
+            }
             let head_base =
                 b as usize * strides.acc_batch as usize + h as usize * strides.acc_head as usize;
             dq_atomic::<E, N, NA>(&ds_s, &k_s, dq_acc, head_base, start, seq_q, plane, lane, p);
@@ -761,26 +944,31 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
     }
 
     #[unroll]
-    for r in 0..2u32 {
-        let key = plane_key + r * 8;
-        if key < seq_kv {
-            let dk_base = b as usize * dk.stride(0)
-                + kvh as usize * dk.stride(1)
-                + key as usize * dk.stride(2);
-            #[unroll]
-            for i in 0..d_tiles {
-                let mut pair = dk_acc[(i * 2 + r) as usize];
-                pair[0] *= s.scale;
-                pair[1] *= s.scale;
-                write_pair::<E, NO>(dk, dk_base + (i * 8 + t * 2) as usize, pair, p.out_vec);
-            }
-            let dv_base = b as usize * dv.stride(0)
-                + kvh as usize * dv.stride(1)
-                + key as usize * dv.stride(2);
-            #[unroll]
-            for i in 0..dv_tiles {
-                let pair = dv_acc[(i * 2 + r) as usize];
-                write_pair::<E, NO>(dv, dv_base + (i * 8 + t * 2) as usize, pair, p.out_vec);
+    for m in 0..m_blocks {
+        #[unroll]
+        for r in 0..2u32 {
+            let key = plane_key + comptime!(m * 16 + r * 8);
+            if key < seq_kv {
+                let dk_base = b as usize * dk.stride(0)
+                    + kvh as usize * dk.stride(1)
+                    + key as usize * dk.stride(2)
+                    + (d_col0 + t * 2) as usize;
+                #[unroll]
+                for i in 0..pd_tiles {
+                    let mut pair = dk_acc[comptime!(((m * pd_tiles + i) * 2 + r) as usize)];
+                    pair[0] *= s.scale;
+                    pair[1] *= s.scale;
+                    write_pair::<E, NO>(dk, dk_base + comptime!(i * 8) as usize, pair, p.out_vec);
+                }
+                let dv_base = b as usize * dv.stride(0)
+                    + kvh as usize * dv.stride(1)
+                    + key as usize * dv.stride(2)
+                    + (dv_col0 + t * 2) as usize;
+                #[unroll]
+                for i in 0..pdv_tiles {
+                    let pair = dv_acc[comptime!(((m * pdv_tiles + i) * 2 + r) as usize)];
+                    write_pair::<E, NO>(dv, dv_base + comptime!(i * 8) as usize, pair, p.out_vec);
+                }
             }
         }
     }
@@ -1028,6 +1216,7 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
             &k_s,
             row0,
             &mut sc,
+            1u32,
             k_tiles,
             p.head_dim,
             ld_k,
@@ -1041,6 +1230,7 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
             &v_s,
             row0,
             &mut dp,
+            1u32,
             k_tiles,
             p.val_dim,
             ld_v,
@@ -1059,6 +1249,7 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
             capped_biased(
                 &mut sc,
                 &mut cap_d,
+                1u32,
                 k_tiles,
                 plane_row,
                 start,
@@ -1096,6 +1287,7 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
             // Accumulator rows are queries, columns keys.
             mask_pass(
                 &mut sc,
+                1u32,
                 k_tiles,
                 plane_row,
                 start,
