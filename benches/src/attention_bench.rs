@@ -16,7 +16,7 @@
 //! cargo run --release -p flint-benches --features cuda --bin attention_bench -- \
 //!     [--workloads | --workload LABEL] [--dims 128 --seqs 1024,4096] [--dtype bf16|f16|f32] [--no-burn] \
 //!     [--csv out.csv] [--svg out.svg --reference sdpa.txt] [--iters 5] [--bwd]
-//!     [--bwd-configs] [--fwd-configs] [--split-configs] [--portable-configs] [--check]
+//!     [--bwd-configs | --bwd-only NAME] [--fwd-configs] [--split-configs] [--portable-configs] [--check]
 //!     [--overhead] [--wgpu] [--no-kernel-cache]
 //! ```
 //!
@@ -35,8 +35,9 @@
 //! decomposed fallback) `fwd+bwd − fwd`, which also counts the loss's kernels. The device
 //! memory reserved by the pool after the run is reported too.
 //! `--bwd-configs` adds one row per tensor-core backward tiling, two-kernel and fused dQ
-//! (`flint-mma64-fused`, sm90+), with 4 planes per cube and with 8 (`-p8`), forced through
-//! an overlay;
+//! (`flint-mma64-fused`, sm90+), with 4 planes per cube and with 8 (`-p8`), with the dK/dV
+//! kernel's planes as a grid (`-grid`), forced through an overlay (`--bwd-only NAME`: the
+//! rows whose name contains NAME);
 //! `--fwd-configs` one row per tensor-core forward tiling, forced through the options;
 //! `--split-configs` one row per one-plane tiling and split-K part count for workloads of at
 //! most 16 queries (decoding); `--portable-configs` one row per portable-kernel tiling.
@@ -101,6 +102,8 @@ pub struct Args {
     pub bwd: bool,
     /// With `bwd`: also time each tensor-core backward tiling, forced through an overlay.
     pub bwd_configs: bool,
+    /// With `bwd_configs`: only the tilings whose row name contains this.
+    pub bwd_filter: Option<String>,
     /// Forward: also time each tensor-core forward tiling, forced through the options.
     pub fwd_configs: bool,
     /// Forward, decode-like workloads: also time one-plane tilings at each split-K count.
@@ -136,6 +139,7 @@ impl Default for Args {
             peak_gbps: 3350.0,
             bwd: false,
             bwd_configs: false,
+            bwd_filter: None,
             fwd_configs: false,
             split_configs: false,
             portable_configs: false,
@@ -209,6 +213,11 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
             "--bwd-configs" => {
                 a.bwd = true;
                 a.bwd_configs = true;
+            }
+            "--bwd-only" => {
+                a.bwd = true;
+                a.bwd_configs = true;
+                a.bwd_filter = Some(value()?);
             }
             "--fwd-configs" => a.fwd_configs = true,
             "--split-configs" => a.split_configs = true,
@@ -534,18 +543,30 @@ where
             let wide = [(64, 64), (64, 32), (32, 32)].map(|(bq, bkv)| mma(bq, bkv).with_planes(8));
             let fused = [mma(64, 64), mma(32, 64), mma(64, 64).with_planes(8)]
                 .map(AttentionBwdConfig::with_fused_dq);
-            for config in tilings.into_iter().chain(wide).chain(fused) {
+            let grid = [
+                mma(64, 64).with_planes(8).with_fused_dq(),
+                mma(64, 32).with_planes(8),
+            ]
+            .map(AttentionBwdConfig::with_grid);
+            for config in tilings.into_iter().chain(wide).chain(fused).chain(grid) {
                 let (bq, bkv) = (config.block_q, config.block_kv);
                 let planes = if config.planes == 4 {
                     String::new()
                 } else {
                     format!("-p{}", config.planes)
                 };
+                let grid = if config.grid { "-grid" } else { "" };
                 let name = if config.fused_dq {
-                    format!("flint-mma{bq}-fused{planes}")
+                    format!("flint-mma{bq}-fused{planes}{grid}")
                 } else {
-                    format!("flint-mma{bq}x{bkv}{planes}")
+                    format!("flint-mma{bq}x{bkv}{planes}{grid}")
                 };
+                if a.bwd_filter
+                    .as_ref()
+                    .is_some_and(|f| !name.contains(f.as_str()))
+                {
+                    continue;
+                }
                 let _forced = flint::overlay(Overlay::new().set(&bwd_op(), config));
                 let (fb, _) = time_any::<B, _>(device, a.iters, || {
                     let out = flint_fwd(q.clone(), k.clone(), v.clone());
