@@ -673,7 +673,8 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
         let wraps = tile_at + 1 == per_head;
         let next_at = select(wraps, 0u32, tile_at + 1);
         let next_h = h + select(wraps, 1u32, 0u32);
-        if n + 1 < count {
+        // As a grid the next tile's copies go out later (below).
+        if comptime!(!p.grid) && n + 1 < count {
             load_query_tile::<E, N>(
                 q,
                 dout,
@@ -866,6 +867,35 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
         }
 
         if comptime!(p.grid) {
+            // The next tile's copies, issued here rather than at the top of the tile: there
+            // they queued behind the scores' `ldmatrix` burst and held their address
+            // registers, which the next instructions then waited to overwrite. Here the
+            // scores are dead, and the copies drain while the planes meet at the barrier.
+            if n + 1 < count {
+                load_query_tile::<E, N>(
+                    q,
+                    dout,
+                    lse2,
+                    delta,
+                    strides,
+                    &mut q_s,
+                    &mut do_s,
+                    &mut lse_s,
+                    &mut delta_s,
+                    b,
+                    next_h,
+                    q_lo + (next_at * p.tile) as i32,
+                    seq_q,
+                    1u32 - buf,
+                    p,
+                    units,
+                    tid,
+                );
+                if pipelined {
+                    ready.commit_copy_async();
+                    ready.arrive();
+                }
+            }
             // Every plane's Pᵀ and dSᵀ are stored; the next pass's first barrier guards
             // their reuse. dV += Pᵀ·dO and dK += dSᵀ·Q for the plane's keys and columns.
             sync_cube();
