@@ -93,18 +93,26 @@ impl Op for AttentionBwdOp {
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {
-        // The H100's fastest where it applies: the fused dQ in 128-key cubes with planes
-        // as a grid from 1k queries (without the grid, from 2k); 64x32 below, where the
-        // atomics weigh more than the matmuls they save.
+        // The H100's tuned choices (docs/PERF.md): at D >= 128 the fused dQ in 128-key
+        // cubes with planes as a grid from 1k queries (without the grid, from 2k), 64x32
+        // below, where the atomics weigh more than the matmuls they save; below D = 128
+        // (measured at 64, where the per-tile work that does not scale with D weighs twice
+        // as much) the two-kernel 64x64 from 1k queries.
         let seq_q = inv.signature().size("seq_q").unwrap_or(0);
+        let wide = head_dims(inv).is_ok_and(|(d, _)| d >= 128);
         let mut tries = Vec::new();
-        if seq_q >= 1024 {
+        if wide && seq_q >= 1024 {
             tries.push(Self::fused_wide().with_grid());
         }
-        if seq_q >= 2048 {
+        if wide && seq_q >= 2048 {
             tries.push(Self::fused_wide());
         }
-        tries.extend(Self::configs(Variant::Mma, &[(64, 32), (64, 64), (32, 32)]));
+        let two_kernel: &[(u32, u32)] = if wide || seq_q < 1024 {
+            &[(64, 32), (64, 64), (32, 32)]
+        } else {
+            &[(64, 64), (64, 32), (32, 32)]
+        };
+        tries.extend(Self::configs(Variant::Mma, two_kernel));
         tries.extend(Self::configs(
             Variant::Portable,
             &[(16, 16), (16, 8), (8, 16), (8, 8), (4, 8), (4, 4), (2, 2)],
@@ -348,6 +356,14 @@ mod tests {
         assert_eq!(h100(true).heuristic(&at(4096)).unwrap(), wide);
         assert_eq!(h100(true).heuristic(&at(1024)).unwrap(), wide);
         assert_eq!(h100(true).heuristic(&at(512)).unwrap(), mma(64, 32));
+        // At D = 64 the tuner picked the two-kernel 64x64 from 1k queries.
+        let narrow = |seq: usize| {
+            let base = call(64);
+            let sig = base.signature().clone().with("seq_q", seq);
+            Invocation::new("attention_bwd", sig, base.fingerprint().clone())
+        };
+        assert_eq!(h100(true).heuristic(&narrow(4096)).unwrap(), mma(64, 64));
+        assert_eq!(h100(true).heuristic(&narrow(512)).unwrap(), mma(64, 32));
         assert_eq!(h100(false).heuristic(&at(4096)).unwrap(), mma(64, 32));
         // Softcap at D = 128 leaves only 32-query tiles.
         let capped = call_with(128, &["softcap"]);
