@@ -243,6 +243,34 @@ fn capped_biased(
     }
 }
 
+/// `acc[m][2·jp..2·jp + 2] += A_m · b` for each of the `m_blocks` 16-row A fragments in `a`
+/// (4 registers each) and the two 8-column tiles of the B fragment pair `b`; `acc` holds
+/// `[m_blocks][n_tiles][2]` pairs.
+#[cube]
+fn mma_blocks<E: Float>(
+    a: &Array<Vector<E, Pair>>,
+    b: &Array<Vector<E, Pair>>,
+    acc: &mut Array<Vector<f32, Pair>>,
+    #[comptime] m_blocks: u32,
+    #[comptime] n_tiles: u32,
+    #[comptime] jp: u32,
+) {
+    #[unroll]
+    for m in 0..m_blocks {
+        #[unroll]
+        for half in 0..2u32 {
+            mma_step::<E>(
+                a,
+                comptime!(m * 4),
+                b,
+                comptime!(half * 2),
+                acc,
+                comptime!((m * n_tiles + jp * 2 + half) * 2),
+            );
+        }
+    }
+}
+
 /// `acc = A · Bᵀ` over a contraction of `depth` (row-major tiles with row stride `ld`), from
 /// zero: A is `m_blocks`·16 rows of `a_s` from `a_row0`, B `n_tiles`·8 rows of `b_s` from
 /// `b_row0`; `acc` holds `[m_blocks][n_tiles][2]` pairs. Each B fragment serves every block
@@ -300,20 +328,7 @@ fn product_nt<E: Float, N: Size>(
                 4usize,
                 false,
             );
-            #[unroll]
-            for m in 0..m_blocks {
-                #[unroll]
-                for half in 0..2u32 {
-                    mma_step::<E>(
-                        &a,
-                        comptime!(m * 4),
-                        &b,
-                        comptime!(half * 2),
-                        acc,
-                        comptime!(((m * n_tiles) + jp * 2 + half) * 2),
-                    );
-                }
-            }
+            mma_blocks::<E>(&a, &b, acc, m_blocks, n_tiles, jp);
         }
     }
 }
@@ -372,20 +387,7 @@ fn product_sa_b<E: Float, N: Size>(
                 4usize,
                 true,
             );
-            #[unroll]
-            for m in 0..m_blocks {
-                #[unroll]
-                for half in 0..2u32 {
-                    mma_step::<E>(
-                        &a,
-                        comptime!(m * 4),
-                        &b,
-                        comptime!(half * 2),
-                        acc,
-                        comptime!(((m * n_tiles) + np * 2 + half) * 2),
-                    );
-                }
-            }
+            mma_blocks::<E>(&a, &b, acc, m_blocks, n_tiles, np);
         }
     }
 }
@@ -429,17 +431,7 @@ fn product_acc_b<E: Float, N: Size>(
                 4usize,
                 true,
             );
-            #[unroll]
-            for half in 0..2u32 {
-                mma_step::<E>(
-                    &a,
-                    0u32,
-                    &b,
-                    comptime!(half * 2),
-                    acc,
-                    comptime!((np * 2 + half) * 2),
-                );
-            }
+            mma_blocks::<E>(&a, &b, acc, 1u32, n_tiles, np);
         }
     }
 }
