@@ -545,6 +545,7 @@ where
                 .map(AttentionBwdConfig::with_fused_dq);
             let grid = [
                 mma(64, 64).with_planes(8).with_fused_dq(),
+                mma(128, 64).with_planes(8).with_fused_dq(),
                 mma(64, 32).with_planes(8),
             ]
             .map(AttentionBwdConfig::with_grid);

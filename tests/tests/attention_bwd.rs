@@ -780,12 +780,49 @@ fn grid_gradients_match_reference_on_gpu() {
     });
 }
 
+/// The fused grid with 128-query tiles (FlashAttention-2's 128x128 tiling, D and Dv up to 64)
+/// against the f64 reference in bf16, on every half-precision case it accepts: one or two
+/// partial query tiles, GQA, causal with fully masked rows, a window at D = 32, bias with its
+/// gradient, a mask and dropout.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA: lavapipe has no f16/bf16 tensor cores (run with --features cuda)"
+)]
+fn tall_grid_gradients_match_reference_on_gpu() {
+    use flint::{AttentionBwdConfig, Variant};
+    if !gpu_limits().atomic_add_f32x2 {
+        eprintln!("SKIPPED: the fused grid (no two-element f32 atomic add, needs sm90+)");
+        return;
+    }
+    let tall = AttentionBwdConfig::new(Variant::Mma, 128, 64)
+        .with_planes(8)
+        .with_fused_dq()
+        .with_grid();
+    // Softcap's derivatives beside 128 scores per lane would spill: the op refuses it.
+    let cases: Vec<_> = half_cases()
+        .into_iter()
+        .filter(|(_, c)| c.d <= 64 && c.dv <= 64 && c.opts.softcap.is_none())
+        .collect();
+    assert!(cases.len() >= 4, "{} cases", cases.len());
+    check_half_gradients_on(&[FloatDType::BF16], cases, || vec![Some(tall)]);
+}
+
 /// Runs every half-precision case in each of `dtypes` under each config `forced` gives
 /// (`None`: the selector's choice) and checks dQ, dK, dV and the bias gradient against the
 /// f64 reference, with a tolerance of twice an unfused backward's error in the same
 /// precision.
 fn check_half_gradients(
     dtypes: &[FloatDType],
+    forced: impl Fn() -> Vec<Option<flint::AttentionBwdConfig>>,
+) {
+    check_half_gradients_on(dtypes, half_cases(), forced);
+}
+
+/// [`check_half_gradients`] on the named `cases`.
+fn check_half_gradients_on(
+    dtypes: &[FloatDType],
+    cases: Vec<(&'static str, Case)>,
     forced: impl Fn() -> Vec<Option<flint::AttentionBwdConfig>>,
 ) {
     use flint::{Overlay, overlay};
@@ -798,7 +835,8 @@ fn check_half_gradients(
             FloatDType::BF16 => burn::tensor::bf16::from_f64(v).to_f64(),
             _ => burn::tensor::f16::from_f64(v).to_f64(),
         };
-        for (name, case) in half_cases() {
+        for (name, case) in &cases {
+            let (name, case) = (*name, case.clone());
             let x = inputs_in(&case, 9, dtype);
             let dout64: Vec<f64> = x.dout.iter().map(|&v| f64::from(v)).collect();
             let want = attention_bwd_ref(&x.reference, &case.opts, &dout64);

@@ -71,6 +71,14 @@ impl AttentionBwdOp {
             .with_fused_dq()
     }
 
+    /// The fused grid with 128-query tiles in 128-key cubes (sm90+; D and Dv up to 64).
+    fn fused_tall() -> AttentionBwdConfig {
+        AttentionBwdConfig::new(Variant::Mma, 128, 64)
+            .with_planes(8)
+            .with_fused_dq()
+            .with_grid()
+    }
+
     /// Why the MMA variant cannot run this call, if it cannot (the device).
     fn mma_refusal(&self, inv: &Invocation) -> Option<String> {
         super::op::mma_refusal(&self.limits, inv)
@@ -88,8 +96,8 @@ impl Op for AttentionBwdOp {
         // 2: double-buffered tiles (twice the shared memory) change which tiling is
         // fastest; 3: the fused dQ joined the candidates; 4: three candidates, measured on
         // an H100 (docs/PERF.md); 5: eight-plane cubes; 6: the fused dQ with its planes as
-        // a grid. Re-tune.
-        6
+        // a grid; 7: the fused grid with 128-query tiles up to D = 64. Re-tune.
+        7
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {
@@ -97,10 +105,14 @@ impl Op for AttentionBwdOp {
         // cubes with planes as a grid from 1k queries (without the grid, from 2k), 64x32
         // below, where the atomics weigh more than the matmuls they save; below D = 128
         // (measured at 64, where the per-tile work that does not scale with D weighs twice
-        // as much) the two-kernel 64x64 from 1k queries.
+        // as much) the fused grid with 128-query tiles from 1k queries where it fits, else
+        // the two-kernel 64x64.
         let seq_q = inv.signature().size("seq_q").unwrap_or(0);
         let wide = head_dims(inv).is_ok_and(|(d, _)| d >= 128);
         let mut tries = Vec::new();
+        if !wide && seq_q >= 1024 {
+            tries.push(Self::fused_tall());
+        }
         if wide && seq_q >= 1024 {
             tries.push(Self::fused_wide().with_grid());
         }
@@ -142,8 +154,14 @@ impl Op for AttentionBwdOp {
         }
         let mut all = Self::configs(Variant::Mma, &[(64, 32), (64, 64)]);
         all.push(AttentionBwdConfig::new(Variant::Mma, 64, 32).with_planes(8));
+        // Up to D = 64 a 128-query tile fits the grid's registers (FlashAttention-2's
+        // 128x128 tiling there): 3-12% ahead of the 64-query grid at D = 64, which it
+        // replaces.
+        let tall = Self::fused_tall();
         let grid = Self::fused_wide().with_grid();
-        if self.check(inv, &grid).is_ok() {
+        if self.check(inv, &tall).is_ok() {
+            all.push(tall);
+        } else if self.check(inv, &grid).is_ok() {
             all.push(grid);
         } else {
             all.push(Self::fused_wide());
@@ -215,10 +233,15 @@ impl Op for AttentionBwdOp {
                 if let Some(why) = self.mma_refusal(inv) {
                     return Err(why);
                 }
-                for (name, x) in [("block_q", c.block_q), ("block_kv", c.block_kv)] {
-                    if !matches!(x, 32 | 64) {
-                        return Err(format!("{name} {x} is not 32 or 64"));
-                    }
+                if !matches!(c.block_q, 32 | 64 | 128) {
+                    return Err(format!("block_q {} is not 32, 64 or 128", c.block_q));
+                }
+                // The only 128-query tiling tested: the planes split the tile in halves.
+                if c.block_q == 128 && !c.grid {
+                    return Err("block_q 128 needs grid".into());
+                }
+                if !matches!(c.block_kv, 32 | 64) {
+                    return Err(format!("block_kv {} is not 32 or 64", c.block_kv));
                 }
                 if !matches!(c.planes, 4 | 8) {
                     return Err(format!("planes {} is not 4 or 8", c.planes));
@@ -311,10 +334,16 @@ mod tests {
             .filter(|c| c.fused_dq)
             .collect();
         assert_eq!(tuned, vec![fused(64).with_planes(8).with_grid()]);
-        // The grid's extra tile decides: where it does not fit, the fused dQ without it.
+        // The tallest grid that fits; where no grid does, the fused dQ without it.
         for d in SUPPORTED_HEAD_DIMS {
             let grid = fused(64).with_planes(8).with_grid();
-            let want = if op.check(&call(d), &grid).is_ok() {
+            let tall = AttentionBwdConfig::new(Variant::Mma, 128, 64)
+                .with_planes(8)
+                .with_fused_dq()
+                .with_grid();
+            let want = if op.check(&call(d), &tall).is_ok() {
+                vec![tall]
+            } else if op.check(&call(d), &grid).is_ok() {
                 vec![grid]
             } else {
                 let plain = fused(64).with_planes(8);
@@ -356,13 +385,17 @@ mod tests {
         assert_eq!(h100(true).heuristic(&at(4096)).unwrap(), wide);
         assert_eq!(h100(true).heuristic(&at(1024)).unwrap(), wide);
         assert_eq!(h100(true).heuristic(&at(512)).unwrap(), mma(64, 32));
-        // At D = 64 the tuner picked the two-kernel 64x64 from 1k queries.
+        // At D = 64 the fused grid with 128-query tiles from 1k queries, the two-kernel
+        // 64x64 without the atomics.
         let narrow = |seq: usize| {
             let base = call(64);
             let sig = base.signature().clone().with("seq_q", seq);
             Invocation::new("attention_bwd", sig, base.fingerprint().clone())
         };
-        assert_eq!(h100(true).heuristic(&narrow(4096)).unwrap(), mma(64, 64));
+        let tall = mma(128, 64).with_planes(8).with_fused_dq().with_grid();
+        assert_eq!(h100(true).heuristic(&narrow(4096)).unwrap(), tall);
+        assert_eq!(h100(true).heuristic(&narrow(1024)).unwrap(), tall);
+        assert_eq!(h100(false).heuristic(&narrow(4096)).unwrap(), mma(64, 64));
         assert_eq!(h100(true).heuristic(&narrow(512)).unwrap(), mma(64, 32));
         assert_eq!(h100(false).heuristic(&at(4096)).unwrap(), mma(64, 32));
         // Softcap at D = 128 leaves only 32-query tiles.
@@ -396,6 +429,39 @@ mod tests {
         let old: AttentionBwdConfig =
             serde_yaml::from_str("variant: mma\nblock_q: 64\nblock_kv: 32\n").unwrap();
         assert_eq!(old, mma(64, 32));
+    }
+
+    #[test]
+    fn a_128_query_grid_fits_up_to_d64_and_is_tuned_there() {
+        let op = h100(true);
+        let tall = AttentionBwdConfig::new(Variant::Mma, 128, 64)
+            .with_planes(8)
+            .with_fused_dq()
+            .with_grid();
+        for d in [32, 64] {
+            op.check(&call(d), &tall).unwrap();
+            assert!(op.candidates(&call(d)).contains(&tall), "head_dim {d}");
+        }
+        // 96 or 128 columns of accumulators beside 128 scores per lane would spill.
+        for d in [96, 128] {
+            let err = op.check(&call(d), &tall).unwrap_err();
+            assert!(err.contains("spill"), "head_dim {d}: {err}");
+            assert!(!op.candidates(&call(d)).contains(&tall), "head_dim {d}");
+        }
+        // So would softcap's derivatives at D = 64.
+        let err = op.check(&call_with(64, &["softcap"]), &tall).unwrap_err();
+        assert!(err.contains("spill"), "{err}");
+        // Only as a grid, and never as the dQ kernel's key tile.
+        let plain = AttentionBwdConfig::new(Variant::Mma, 128, 64)
+            .with_planes(8)
+            .with_fused_dq();
+        let err = op.check(&call(64), &plain).unwrap_err();
+        assert!(err.contains("block_q 128 needs grid"), "{err}");
+        let keys = AttentionBwdConfig::new(Variant::Mma, 64, 128).with_grid();
+        let err = op.check(&call(64), &keys).unwrap_err();
+        assert!(err.contains("block_kv 128"), "{err}");
+        // Without the atomics the fused grid is refused like every fused config.
+        assert!(!h100(false).candidates(&call(64)).contains(&tall));
     }
 
     #[test]
