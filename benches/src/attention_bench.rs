@@ -568,6 +568,18 @@ where
                 {
                     continue;
                 }
+                // A scoped overlay the op refuses falls through to the selector: say so
+                // rather than time the selector's config under this name.
+                if let Err(why) = B::flash_attention_bwd_config(
+                    &problem_of(a, w),
+                    a.dtype,
+                    false,
+                    device,
+                    Some(config),
+                ) {
+                    println!("# {name} {}: refused: {why}", w.label);
+                    continue;
+                }
                 let _forced = flint::overlay(Overlay::new().set(&bwd_op(), config));
                 let (fb, _) = time_any::<B, _>(device, a.iters, || {
                     let out = flint_fwd(q.clone(), k.clone(), v.clone());
