@@ -94,6 +94,23 @@ fn main() -> Result<(), String> {
             });
         }
     }
+    // The fused grid with 128-query tiles at D = 64 (its register rule's edge), plain and
+    // with bias and dropout (softcap is refused there).
+    for (causal, features) in [(false, false), (true, false), (true, true)] {
+        specs.push(BwdSourceSpec {
+            head_dim: 64,
+            val_dim: 64,
+            block_q: 128,
+            block_kv: 64,
+            fused_dq: true,
+            causal,
+            bias: features,
+            dropout: features,
+            planes: 8,
+            grid: true,
+            ..plain.clone()
+        });
+    }
     // The grid with every feature, two-kernel, at D = 64.
     specs.push(BwdSourceSpec {
         head_dim: 64,
