@@ -106,11 +106,12 @@ impl Op for AttentionBwdOp {
         // below, where the atomics weigh more than the matmuls they save; below D = 128
         // (measured at 64, where the per-tile work that does not scale with D weighs twice
         // as much) the fused grid with 128-query tiles from 1k queries where it fits, else
-        // the two-kernel 64x64.
+        // the two-kernel 64x64, which the tuner also picked at D = 32.
         let seq_q = inv.signature().size("seq_q").unwrap_or(0);
         let wide = head_dims(inv).is_ok_and(|(d, _)| d >= 128);
+        let tall = head_dims(inv).is_ok_and(|(d, _)| d == 64);
         let mut tries = Vec::new();
-        if !wide && seq_q >= 1024 {
+        if tall && seq_q >= 1024 {
             tries.push(Self::fused_tall());
         }
         if wide && seq_q >= 1024 {
@@ -397,6 +398,11 @@ mod tests {
         assert_eq!(h100(true).heuristic(&narrow(1024)).unwrap(), tall);
         assert_eq!(h100(false).heuristic(&narrow(4096)).unwrap(), mma(64, 64));
         assert_eq!(h100(true).heuristic(&narrow(512)).unwrap(), mma(64, 32));
+        // At D = 32 the tuner picked the two-kernel 64x64 over it.
+        let base = call(32);
+        let sig = base.signature().clone().with("seq_q", 4096usize);
+        let d32 = Invocation::new("attention_bwd", sig, base.fingerprint().clone());
+        assert_eq!(h100(true).heuristic(&d32).unwrap(), mma(64, 64));
         assert_eq!(h100(false).heuristic(&at(4096)).unwrap(), mma(64, 32));
         // Softcap at D = 128 leaves only 32-query tiles.
         let capped = call_with(128, &["softcap"]);
