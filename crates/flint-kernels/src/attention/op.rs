@@ -153,6 +153,15 @@ impl AttentionFwdOp {
         head_dims(inv).is_ok_and(|(d, dv)| d.max(dv) <= 64)
     }
 
+    /// Cubes of 128 query rows `inv` launches (0 where its sizes are missing).
+    fn tall_cubes(inv: &Invocation) -> usize {
+        let sig = inv.signature();
+        match (sig.size("batch"), sig.size("heads"), sig.size("seq_q")) {
+            (Ok(b), Ok(h), Ok(sq)) => b * h * sq.div_ceil(128),
+            _ => 0,
+        }
+    }
+
     /// The tensor-core tilings `(block_q, block_kv)` tuned for `inv`: four, since first-use
     /// tuning compiles each one.
     fn mma_tilings(inv: &Invocation) -> &'static [(u32, u32)] {
@@ -244,12 +253,20 @@ impl Op for AttentionFwdOp {
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionFwdConfig, String> {
-        // MMA: 4 planes (64 rows) and 64-key tiles, 32 where D = 256 keeps registers in
-        // bounds. Portable: the largest tiles that fit shared memory; 32 KiB (lavapipe,
-        // WebGPU) holds block_q = block_kv = 16 up to D = 128.
+        // MMA: the tuner's pick on an H100 (docs/PERF.md): 128x128 up to D = 64; above,
+        // two 16-row tiles per plane (128x64, 30-40% ahead of 64x64 at 1k-16k) where the
+        // queries fill 128-row cubes and those number at least two waves of an H100 (132
+        // SMs, two cubes each), else 64-row cubes; 64-key tiles (32 where D = 256 keeps
+        // registers in bounds).
+        // Portable: the largest tiles that fit shared memory; 32 KiB (lavapipe, WebGPU)
+        // holds block_q = block_kv = 16 up to D = 128.
         let mut tries = Self::short_query_configs(inv);
         if Self::narrow(inv) {
             tries.push(AttentionFwdConfig::new(Variant::Mma, 128, 128));
+        } else if inv.signature().size("seq_q").is_ok_and(|sq| sq >= 128)
+            && Self::tall_cubes(inv) >= 2 * 264
+        {
+            tries.push(AttentionFwdConfig::new(Variant::Mma, 128, 64));
         }
         tries.extend(Self::variant_configs(Variant::Mma, &[(64, 64), (64, 32)]));
         tries.extend(Self::variant_configs(Variant::Cmma, &CMMA_TILINGS));
@@ -465,7 +482,7 @@ mod tests {
         assert_eq!((c.block_q, c.splits), (16, 1));
         // Prefill-sized calls keep the plain tilings.
         let c = op.heuristic(&call(4, 16, 4096, 4096)).unwrap();
-        assert_eq!((c.block_q, c.splits), (64, 1));
+        assert_eq!((c.block_q, c.splits), (128, 1));
         assert!(
             op.candidates(&call(4, 16, 4096, 4096))
                 .iter()
@@ -570,7 +587,12 @@ mod tests {
         assert_eq!(tilings(128), vec![(64, 64), (128, 64), (64, 32), (128, 32)]);
         let c = op.heuristic(&with_dims(64)).unwrap();
         assert_eq!((c.block_q, c.block_kv), (128, 128));
+        // 4 x 16 heads x 32 blocks of 128 rows: about four H100 waves of 128-row cubes.
         let c = op.heuristic(&with_dims(128)).unwrap();
+        assert_eq!((c.block_q, c.block_kv), (128, 64));
+        // One sequence of 2k with 8 heads: 128 such cubes, under one wave: 64-row cubes.
+        let few = call(1, 8, 2048, 2048);
+        let c = op.heuristic(&few).unwrap();
         assert_eq!((c.block_q, c.block_kv), (64, 64));
         // 128x128 would spill registers at D = 128: refused, never tuned.
         let e = op
