@@ -580,7 +580,7 @@ where
                     println!("# {name} {}: refused: {why}", w.label);
                     continue;
                 }
-                let _forced = flint::overlay(Overlay::new().set(&bwd_op(), config));
+                let _forced = flint::overlay(Overlay::new().set(&bwd_op(), config).strict());
                 let (fb, _) = time_any::<B, _>(device, a.iters, || {
                     let out = flint_fwd(q.clone(), k.clone(), v.clone());
                     let grads = (out * dout.clone()).sum().backward();

@@ -419,7 +419,7 @@ fn gradients_match_finite_differences_on_gpu() {
     for tiles in forced {
         let _guard = tiles.map(|(block_q, block_kv)| {
             let c = AttentionBwdConfig::new(Variant::Portable, block_q, block_kv);
-            overlay(Overlay::new().set(&op, c))
+            overlay(Overlay::new().set(&op, c).strict())
         });
         finite_differences(tiles);
     }
@@ -676,7 +676,7 @@ fn strided_half_gradients_on_gpu() {
                 eprintln!("SKIPPED {config:?}: no two-element f32 atomic add (needs sm90+)");
                 continue;
             }
-            let _guard = overlay(Overlay::new().set(&op, config));
+            let _guard = overlay(Overlay::new().set(&op, config).strict());
             let (q, k, v) = (
                 leaf(&x.q, h, sq, d),
                 leaf(&x.k, hkv, sk, d),
@@ -849,17 +849,9 @@ fn check_half_gradients_on(
             let (want_dbias, base_dbias) = (dbias(&want), dbias(&base));
             for c in forced() {
                 eprintln!("{dtype:?} {name} {c:?} at {:?}", started.elapsed());
-                if let Some(c) = c {
-                    // A scoped overlay the op refuses for a call falls through to the
-                    // selector's choice: make sure the forced config is the one tested.
-                    let problem = problem_of(&case, dtype);
-                    let want_dbias = x.bias.is_some();
-                    <crate::attention_fwd::Gpu as flint::FlashAttentionBackend>::flash_attention_bwd_config(
-                        &problem, dtype.into(), want_dbias, &device, Some(c),
-                    )
-                    .unwrap_or_else(|e| panic!("{dtype:?} {name}: {c:?} refused: {e}"));
-                }
-                let _guard = c.map(|c| overlay(Overlay::new().set(&op, c)));
+                // Strict: a forced config the op refused would otherwise fall through to the
+                // selector's choice and be tested under the forced config's name.
+                let _guard = c.map(|c| overlay(Overlay::new().set(&op, c).strict()));
                 let got = grads_of::<G>(&case, &x, &device, dtype, |q, k, v, mask, bias| {
                     flint::try_flash_attention_full(q, k, v, mask, bias, options(&case.opts, None))
                         .unwrap_or_else(|e| panic!("{case:?}: {e}"))
@@ -888,34 +880,6 @@ fn check_half_gradients_on(
                 }
             }
         }
-    }
-}
-
-/// `case` as the backward op sees it (the fields its configs depend on), in `dtype`.
-fn problem_of(case: &Case, dtype: FloatDType) -> flint::kernels::attention::AttentionProblem {
-    let window = if case.opts.causal {
-        (case.opts.window.0, Some(0))
-    } else {
-        case.opts.window
-    };
-    flint::kernels::attention::AttentionProblem {
-        batch: case.b,
-        heads: case.h,
-        kv_heads: case.hkv,
-        seq_q: case.sq,
-        seq_kv: case.sk,
-        head_dim: case.d,
-        val_dim: case.dv,
-        dtype: match dtype {
-            FloatDType::BF16 => "bf16",
-            FloatDType::F16 => "f16",
-            _ => "f32",
-        },
-        scale: case.opts.scale.unwrap_or(1.0 / (case.d as f64).sqrt()),
-        softcap: case.opts.softcap,
-        window,
-        has_bias: case.bias.is_some() || case.mask,
-        dropout: case.opts.dropout,
     }
 }
 

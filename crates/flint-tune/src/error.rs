@@ -26,6 +26,17 @@ pub enum TuneError {
         /// Why the op rejected it.
         reason: String,
     },
+    /// A strict overlay's config (see [`Overlay::strict`](crate::Overlay::strict)) is not
+    /// valid for this invocation.
+    #[error("strict overlay config {config} for op `{op}` is invalid: {reason}")]
+    InvalidOverlay {
+        /// The op id.
+        op: String,
+        /// The rejected config, as `Debug` text.
+        config: String,
+        /// Why the op rejected it.
+        reason: String,
+    },
     /// An invocation was passed to an op it does not belong to.
     #[error("invocation is for op `{got}` but was given to op `{expected}`")]
     WrongOp {

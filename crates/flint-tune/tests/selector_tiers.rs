@@ -181,6 +181,25 @@ fn invalid_overlay_entry_is_rejected_and_the_next_tier_answers() {
 }
 
 #[test]
+fn a_strict_overlay_entry_the_op_refuses_is_an_error() {
+    let (selector, _) = with_policy(Policy::default().with_disk_cache(false));
+    let _g = overlay(Overlay::new().set(&FAKE, BlockConfig { block: 3 }).strict());
+    let err = selector.choose(&FAKE, &inv(8), None).unwrap_err();
+    assert!(
+        matches!(&err, TuneError::InvalidOverlay { reason, .. } if !reason.is_empty()),
+        "{err}"
+    );
+    // A valid config of a strict overlay answers as any overlay does.
+    let _g = overlay(
+        Overlay::new()
+            .set(&FAKE, BlockConfig { block: 32 })
+            .strict(),
+    );
+    let c = selector.choose(&FAKE, &inv(8), None).unwrap();
+    assert_eq!((c.config.block, c.tier), (32, Tier::Overlay));
+}
+
+#[test]
 fn wrong_op_is_an_error() {
     let (selector, _) = with_policy(Policy::default().with_disk_cache(false));
     let other = flint_tune::Invocation::new("other", flint_tune::Signature::new(), fingerprint());

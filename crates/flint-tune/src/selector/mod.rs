@@ -148,7 +148,9 @@ impl Selector {
     /// autotune tier is skipped.
     ///
     /// # Errors
-    /// [`TuneError::InvalidOverride`] for a bad explicit config, [`TuneError::WrongOp`] for
+    /// [`TuneError::InvalidOverride`] for a bad explicit config,
+    /// [`TuneError::InvalidOverlay`] for a strict overlay's config the op refuses,
+    /// [`TuneError::WrongOp`] for
     /// an invocation of another op, and [`TuneError::NoConfig`] when every tier missed.
     pub fn choose<O: Op>(
         &self,
@@ -172,13 +174,22 @@ impl Selector {
         if let Some(result) = overrides::lookup(op, inv) {
             return result.map(|config| hit(Tier::Override, config));
         }
-        match overlay::lookup::<O::Config>(op.id(), &key) {
-            Some(Ok(config)) => match op.check(inv, &config) {
-                Ok(()) => return Ok(hit(Tier::Overlay, config)),
-                Err(why) => self.reject(op, &key, Tier::Overlay, &mut misses, why),
-            },
-            Some(Err(why)) => self.reject(op, &key, Tier::Overlay, &mut misses, why),
-            None => {}
+        if let Some((found, strict)) = overlay::lookup::<O::Config>(op.id(), &key) {
+            let why = match found {
+                Ok(config) => match op.check(inv, &config) {
+                    Ok(()) => return Ok(hit(Tier::Overlay, config)),
+                    Err(why) if strict => {
+                        return Err(TuneError::InvalidOverlay {
+                            op: op.id().to_string(),
+                            config: format!("{config:?}"),
+                            reason: why,
+                        });
+                    }
+                    Err(why) => why,
+                },
+                Err(why) => why,
+            };
+            self.reject(op, &key, Tier::Overlay, &mut misses, why);
         }
         if let Some(config) = self
             .memory

@@ -23,6 +23,8 @@ type Erased = Arc<dyn Any + Send + Sync>;
 pub struct Overlay {
     /// op id -> (optional key digest, config); a keyed entry beats an op-wide one.
     entries: HashMap<&'static str, Vec<(Option<String>, Erased)>>,
+    /// Whether a config the op refuses for a call is an error rather than skipped.
+    strict: bool,
 }
 
 impl Overlay {
@@ -34,6 +36,15 @@ impl Overlay {
     /// Uses `config` for every call of `op`.
     pub fn set<O: Op>(self, op: &O, config: O::Config) -> Self {
         self.insert(op.id(), None, config)
+    }
+
+    /// Makes a config the op refuses for a call an error
+    /// ([`TuneError::InvalidOverlay`](crate::TuneError::InvalidOverlay)) instead of a
+    /// skipped tier, so that a test or benchmark forcing a config never silently runs the
+    /// selector's choice in its place.
+    pub fn strict(mut self) -> Self {
+        self.strict = true;
+        self
     }
 
     /// Uses `config` for calls of `op` with call key `key` only.
@@ -100,18 +111,24 @@ pub fn overlay_depth() -> usize {
     STACK.with(|s| s.borrow().len())
 }
 
-/// The innermost overlay config for `(op, key)` with type `C`; `Err` when an entry exists
-/// but has another type (a programming error the selector reports as a rejection).
-pub(super) fn lookup<C: Clone + 'static>(op: &str, key: &CallKey) -> Option<Result<C, String>> {
+/// The innermost overlay config for `(op, key)` with type `C` and whether its overlay is
+/// strict; `Err` when an entry exists but has another type (a programming error the
+/// selector reports as a rejection).
+pub(super) fn lookup<C: Clone + 'static>(
+    op: &str,
+    key: &CallKey,
+) -> Option<(Result<C, String>, bool)> {
     STACK.with(|s| {
         let stack = s.borrow();
-        stack.iter().rev().find_map(|o| o.find(op, key)).map(|c| {
-            c.downcast_ref::<C>().cloned().ok_or_else(|| {
+        stack.iter().rev().find_map(|o| {
+            let c = o.find(op, key)?;
+            let config = c.downcast_ref::<C>().cloned().ok_or_else(|| {
                 format!(
                     "overlay config is not of type `{}`",
                     std::any::type_name::<C>()
                 )
-            })
+            });
+            Some((config, o.strict))
         })
     })
 }
