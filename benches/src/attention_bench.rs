@@ -433,6 +433,19 @@ fn time_any<B: Backend, T>(
     (ms[ms.len() / 2], first)
 }
 
+/// Runs the inputs' pending work (a fusion backend records it lazily) so that a row's first
+/// call times flint alone, and prints how long the inputs took when that is noticeable:
+/// in a new process, the device's start, NVRTC's loading and the input kernels' compiles.
+fn inputs_ready<B: Backend>(device: &B::Device, started: Instant) {
+    let _ = B::sync(device);
+    let s = started.elapsed().as_secs_f64();
+    if s > 0.1 {
+        println!(
+            "# inputs ready in {s:.2} s (the device's start and the input kernels' compiles on first use)"
+        );
+    }
+}
+
 /// Rounds [`time_any`] takes the median of.
 const TIMING_ROUNDS: usize = 3;
 /// Milliseconds of back-to-back calls before [`time_any`] times any.
@@ -473,6 +486,7 @@ where
         "name d causal seq batch heads fwd_ms fwd_tflops bwd_ms bwd_tflops fwdbwd_ms reserved_gib label"
     );
     for w in list {
+        let inputs_started = Instant::now();
         let rand = |shape: [usize; 4]| {
             Tensor::<A<B>, 4>::from_inner(
                 Tensor::<B, 4>::random(shape, Distribution::Normal(0.0, 1.0), device).cast(a.dtype),
@@ -490,6 +504,7 @@ where
             )
             .cast(a.dtype),
         );
+        inputs_ready::<B>(device, inputs_started);
         // `bwd`: the backward alone where it can be timed so (flint's op on a saved output and
         // LSE, as SDPA's reference times `autograd.grad`), else the training step less the
         // forward (which then also counts the loss's own kernels).
@@ -849,12 +864,14 @@ fn run<B: FlashAttentionBackend>(
         println!("# the same for Burn's elementwise q * k: {burn}");
     }
     for w in list {
+        let inputs_started = Instant::now();
         let rand = |shape: [usize; 4]| {
             Tensor::<B, 4>::random(shape, Distribution::Normal(0.0, 1.0), device).cast(a.dtype)
         };
         let q = rand([w.b, w.h, w.sq, w.d]);
         let k = rand([w.b, w.hkv, w.sk, w.d]);
         let v = rand([w.b, w.hkv, w.sk, w.dv]);
+        inputs_ready::<B>(device, inputs_started);
         let roofline_ms =
             (w.flops / (a.peak_tflops * 1e12)).max(w.bytes / (a.peak_gbps * 1e9)) * 1e3;
         let mut row = |imp: &str, (ms, first): (f64, f64)| {
