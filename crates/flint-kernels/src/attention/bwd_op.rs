@@ -108,8 +108,8 @@ impl Op for AttentionBwdOp {
         // as much) the fused grid with 128-query tiles from 1k queries where it fits, else
         // the two-kernel 64x64, which the tuner also picked at D = 32.
         let seq_q = inv.signature().size("seq_q").unwrap_or(0);
-        let wide = head_dims(inv).is_ok_and(|(d, _)| d >= 128);
-        let tall = head_dims(inv).is_ok_and(|(d, _)| d == 64);
+        let d = head_dims(inv).map_or(0, |(d, _)| d);
+        let (wide, tall) = (d >= 128, d == 64);
         let mut tries = Vec::new();
         if tall && seq_q >= 1024 {
             tries.push(Self::fused_tall());

@@ -46,9 +46,10 @@ impl<B: FlashAttentionBackend, const N: usize> Backward<B, N> for FlashBackward 
             bias: s.bias,
         };
         // The forward validated these inputs and ran, so the backward of the same problem
-        // has a config; a failure here is a kernel-layer bug, not bad input.
+        // has a config; a failure here is a strict overlay that forces a config the op
+        // refuses (the error says which) or a kernel-layer bug, not bad input.
         let g = B::flash_attention_bwd(inputs, &s.problem, want_dbias, None)
-            .unwrap_or_else(|e| panic!("flash attention backward failed on validated input: {e}"));
+            .unwrap_or_else(|e| panic!("flash attention backward failed: {e}"));
         let all = [Some(g.dq), Some(g.dk), Some(g.dv), g.dbias];
         for (parent, grad) in ops.parents.iter().zip(all) {
             if let (Some(node), Some(grad)) = (parent, grad) {

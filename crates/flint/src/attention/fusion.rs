@@ -39,9 +39,10 @@ impl<B: FusionBackend + FlashAttentionBackend> Operation<B::FusionRuntime> for F
         };
         let bias = inputs.next();
         // Inputs were validated before registration, and a validated problem always has
-        // a heuristic config, so a failure here is a kernel-layer bug, not bad input.
+        // a heuristic config, so a failure here is a strict overlay forcing a config the op
+        // refuses (the error says which) or a kernel-layer bug, not bad input.
         let (out, lse) = B::flash_attention_fwd(q, k, v, bias, &self.problem, self.config)
-            .unwrap_or_else(|e| panic!("flash attention failed on validated input: {e}"));
+            .unwrap_or_else(|e| panic!("flash attention failed: {e}"));
         handles.register_float_tensor::<B>(&self.desc.outputs[0].id, out);
         handles.register_float_tensor::<B>(&self.desc.outputs[1].id, lse);
     }
@@ -82,7 +83,7 @@ impl<B: FusionBackend + FlashAttentionBackend> Operation<B::FusionRuntime> for F
             bias: t.next(),
         };
         let g = B::flash_attention_bwd(inputs, &self.problem, self.want_dbias, self.config)
-            .unwrap_or_else(|e| panic!("flash attention backward failed on validated input: {e}"));
+            .unwrap_or_else(|e| panic!("flash attention backward failed: {e}"));
         let outs = &self.desc.outputs;
         handles.register_float_tensor::<B>(&outs[0].id, g.dq);
         handles.register_float_tensor::<B>(&outs[1].id, g.dk);
