@@ -360,12 +360,8 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
 mod tests {
     use super::*;
 
-    /// Every exponential in the tensor-core kernels is `exp2` through the fast `powf`, which
-    /// the workspace's patched `cubecl-cpp` emits as PTX's flush-to-zero `ex2`
-    /// (`vendor/README.md`). Without the patch the source holds `__powf` and the SASS four
-    /// instructions per exponential instead of one: this test catches a lost patch.
-    #[test]
-    fn exponentials_flush_to_zero() {
+    /// A causal forward (bf16) and a two-kernel backward (f16), D = 64: `(name, source)`.
+    fn sources() -> Vec<(String, String)> {
         let fwd = FwdSourceSpec {
             dtype: "bf16",
             head_dim: 64,
@@ -392,7 +388,16 @@ mod tests {
         let mut sources = vec![forward_cuda_source(&fwd).expect("forward source")];
         sources.extend(backward_cuda_sources(&bwd).expect("backward sources"));
         assert_eq!(sources.len(), 3, "forward, dK/dV and dQ kernels");
-        for (name, source) in &sources {
+        sources
+    }
+
+    /// Every exponential in the tensor-core kernels is `exp2` through the fast `powf`, which
+    /// the workspace's patched `cubecl-cpp` emits as PTX's flush-to-zero `ex2`
+    /// (`vendor/README.md`). Without the patch the source holds `__powf` and the SASS four
+    /// instructions per exponential instead of one: this test catches a lost patch.
+    #[test]
+    fn exponentials_flush_to_zero() {
+        for (name, source) in &sources() {
             assert!(
                 source.contains("ex2.approx.ftz.f32"),
                 "{name}: no flush-to-zero ex2"
@@ -402,5 +407,27 @@ mod tests {
                 "{name}: an exponential is still __powf"
             );
         }
+    }
+
+    /// The kernels' barriers (the forward's asynchronous copies) come from the patched
+    /// `cubecl-cpp`'s light prelude of PTX `mbarrier` instructions, not from libcu++'s
+    /// `<cuda/barrier>` and cooperative groups, whose parsing costs NVRTC 1.5-2 s per kernel
+    /// with CUDA 13's headers (`vendor/README.md`): this test catches a lost patch.
+    #[test]
+    fn barriers_without_libcudacxx_headers() {
+        let sources = sources();
+        for (name, source) in &sources {
+            for header in ["<cuda/barrier>", "<cooperative_groups"] {
+                assert!(
+                    !source.contains(&format!("#include {header}")),
+                    "{name}: includes {header}"
+                );
+            }
+        }
+        let (name, forward) = &sources[0];
+        assert!(
+            forward.contains("mbarrier.try_wait.parity") && forward.contains("wait_parity("),
+            "{name}: the forward's barrier waits are not the light prelude's"
+        );
     }
 }

@@ -80,6 +80,9 @@ pub struct Flags<D: Dialect> {
     pub elem_tf32: bool,
     pub indexes: CubeIndexFlags,
     pub op_barrier: bool,
+    // flint patch: a barrier operation outside the subset the light CUDA prelude implements
+    // (block-scope mbarrier: init, arrive, wait, wait_parity, cp.async arrive).
+    pub op_barrier_full: bool,
     pub op_pipeline: bool,
     pub inst_tma: bool,
     pub inst_tma_im2col: bool,
@@ -126,6 +129,7 @@ impl<D: Dialect> Default for Flags<D> {
             elem_tf32: Default::default(),
             indexes: Default::default(),
             op_barrier: Default::default(),
+            op_barrier_full: Default::default(),
             op_pipeline: Default::default(),
             inst_tma: Default::default(),
             inst_tma_im2col: Default::default(),
@@ -246,6 +250,7 @@ impl<D: Dialect> CppCompiler<D> {
             inst_wmma: self.flags.inst_wmma,
             op_pipeline: self.flags.op_pipeline,
             op_barrier: self.flags.op_barrier,
+            op_barrier_full: self.flags.op_barrier_full,
             elem_fp4: self.flags.elem_fp4,
             elem_fp6: self.flags.elem_fp6,
             elem_fp8: self.flags.elem_fp8,
@@ -624,6 +629,7 @@ impl<D: Dialect> CppCompiler<D> {
                     offset_source,
                     offset_out,
                 } => {
+                    self.flags.op_barrier_full = true; // flint patch
                     instructions.push(Instruction::Barrier(
                         super::barrier::BarrierOps::MemCopyAsync {
                             barrier: self.compile_variable(barrier),
@@ -643,6 +649,7 @@ impl<D: Dialect> CppCompiler<D> {
                     offset_source,
                     offset_out,
                 } => {
+                    self.flags.op_barrier_full = true; // flint patch
                     instructions.push(Instruction::Barrier(
                         super::barrier::BarrierOps::MemCopyAsync {
                             barrier: self.compile_variable(barrier),
@@ -662,6 +669,7 @@ impl<D: Dialect> CppCompiler<D> {
                     offset_source,
                     offset_out,
                 } => {
+                    self.flags.op_barrier_full = true; // flint patch
                     instructions.push(Instruction::Barrier(
                         super::barrier::BarrierOps::MemCopyAsyncTx {
                             barrier: self.compile_variable(barrier),
@@ -700,6 +708,7 @@ impl<D: Dialect> CppCompiler<D> {
                     offset_out,
                     indices,
                 } => {
+                    self.flags.op_barrier_full = true; // flint patch
                     instructions.push(Instruction::Barrier(
                         super::barrier::BarrierOps::MemCopyAsyncTensorGlobalToShared {
                             barrier: self.compile_variable(barrier),
@@ -720,6 +729,7 @@ impl<D: Dialect> CppCompiler<D> {
                     indices,
                     offsets,
                 } => {
+                    self.flags.op_barrier_full = true; // flint patch
                     self.flags.inst_tma_im2col = true;
                     instructions.push(Instruction::Barrier(
                         super::barrier::BarrierOps::TmaLoadIm2col {
@@ -749,6 +759,7 @@ impl<D: Dialect> CppCompiler<D> {
                     arrive_count_update,
                     transaction_count_update,
                 } => {
+                    self.flags.op_barrier_full = true; // flint patch
                     instructions.push(Instruction::Barrier(super::barrier::BarrierOps::ArriveTx {
                         barrier: self.compile_variable(barrier),
                         token: self.compile_variable(out.unwrap()),
@@ -768,6 +779,7 @@ impl<D: Dialect> CppCompiler<D> {
                     barrier,
                     transaction_count_update,
                 } => {
+                    self.flags.op_barrier_full = true; // flint patch
                     instructions.push(Instruction::Barrier(super::barrier::BarrierOps::ExpectTx {
                         barrier: self.compile_variable(barrier),
                         transaction_count_update: self.compile_variable(transaction_count_update),
@@ -2009,6 +2021,10 @@ impl<D: Dialect> CppCompiler<D> {
             gpu::StorageType::Opaque(ty) => match ty {
                 gpu::OpaqueType::Barrier(level) => {
                     self.flags.op_barrier = true;
+                    // flint patch: the light prelude has block-scope barriers only.
+                    if matches!(level, gpu::BarrierLevel::Unit) {
+                        self.flags.op_barrier_full = true;
+                    }
                     Elem::Barrier(level)
                 }
             },
