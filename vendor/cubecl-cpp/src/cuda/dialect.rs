@@ -64,11 +64,13 @@ impl<M: DialectWmmaCompiler<Self>> DialectIncludes<Self> for CudaDialect<M> {
         // flint patch: libcu++'s <cuda/barrier> and cooperative groups cost NVRTC 1.5-2 s of
         // parsing per kernel with CUDA 13's headers. A kernel whose barriers are block-scope
         // mbarriers used only through init, arrive, wait, wait_parity and cp.async arrivals
-        // gets a few lines of PTX instead.
+        // gets a few lines of PTX instead (not beside other libcu++ headers, whose own
+        // `cuda::barrier` would clash).
         let light_barrier = flags.op_barrier
             && !flags.op_barrier_full
             && !flags.op_pipeline
             && !flags.inst_tma
+            && !flags.inst_ptx_wrappers
             && !flags.indexes.cluster_pos;
         if light_barrier {
             f.write_str(LIGHT_BARRIER)?;
