@@ -426,7 +426,9 @@ mod tests {
         }
         let (name, forward) = &sources[0];
         assert!(
-            forward.contains("mbarrier.try_wait.parity") && forward.contains("wait_parity("),
+            forward.contains("#define __FLINT_MBAR_WAIT \"try_wait\"")
+                && forward.contains("mbarrier.\" __FLINT_MBAR_WAIT \".parity.shared.b64")
+                && forward.contains("wait_parity("),
             "{name}: the forward's barrier waits are not the light prelude's"
         );
     }

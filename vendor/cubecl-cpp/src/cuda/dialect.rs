@@ -779,6 +779,12 @@ impl<M: DialectWmmaCompiler<Self>> DialectProcessors<Self> for CudaDialect<M> {
 // are those of the libcu++ API that the barrier instructions above emit, so the kernel body is
 // unchanged; the PTX is what libcu++ emits for a block-scope barrier in shared memory.
 const LIGHT_BARRIER: &str = r#"
+// try_wait (sm_90) suspends the thread in hardware between polls; test_wait (sm_80) only tests.
+#if __CUDA_ARCH__ >= 900
+#define __FLINT_MBAR_WAIT "try_wait"
+#else
+#define __FLINT_MBAR_WAIT "test_wait"
+#endif
 namespace cuda {
 enum thread_scope { thread_scope_system = 0, thread_scope_device = 1, thread_scope_block = 2, thread_scope_thread = 3 };
 template <thread_scope Scope> class barrier;
@@ -796,24 +802,14 @@ public:
   }
   __device__ __forceinline__ bool __test_parity(unsigned int parity) {
     unsigned int done;
-#if __CUDA_ARCH__ >= 900
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared.b64 p, [%1], %2;\nselp.b32 %0, 1, 0, p;\n}"
+    asm volatile("{\n.reg .pred p;\nmbarrier." __FLINT_MBAR_WAIT ".parity.shared.b64 p, [%1], %2;\nselp.b32 %0, 1, 0, p;\n}"
                  : "=r"(done) : "r"(__addr()), "r"(parity) : "memory");
-#else
-    asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.parity.shared.b64 p, [%1], %2;\nselp.b32 %0, 1, 0, p;\n}"
-                 : "=r"(done) : "r"(__addr()), "r"(parity) : "memory");
-#endif
     return done != 0;
   }
   __device__ __forceinline__ bool __test(arrival_token token) {
     unsigned int done;
-#if __CUDA_ARCH__ >= 900
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.shared.b64 p, [%1], %2;\nselp.b32 %0, 1, 0, p;\n}"
+    asm volatile("{\n.reg .pred p;\nmbarrier." __FLINT_MBAR_WAIT ".shared.b64 p, [%1], %2;\nselp.b32 %0, 1, 0, p;\n}"
                  : "=r"(done) : "r"(__addr()), "l"(token) : "memory");
-#else
-    asm volatile("{\n.reg .pred p;\nmbarrier.test_wait.shared.b64 p, [%1], %2;\nselp.b32 %0, 1, 0, p;\n}"
-                 : "=r"(done) : "r"(__addr()), "l"(token) : "memory");
-#endif
     return done != 0;
   }
   __device__ __forceinline__ void wait_parity(bool parity) {
