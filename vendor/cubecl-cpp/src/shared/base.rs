@@ -21,8 +21,21 @@ use cubecl_opt::{Optimizer, SharedLiveness};
 use cubecl_runtime::compiler::{CompilationError, Compiler};
 use std::{collections::HashSet, fmt::Debug};
 
-pub(super) static COUNTER_TMP_VAR: std::sync::atomic::AtomicU32 =
-    std::sync::atomic::AtomicU32::new(0);
+// flint patch: per thread, not per process, so that kernels may compile on several
+// threads at once (cubecl-cuda's background compiles): a shared counter reset by one
+// compile in the middle of another would give that one duplicate temporary names.
+std::thread_local! {
+    static COUNTER_TMP_VAR: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// The next temporary variable id of this thread's compile (flint patch).
+pub(super) fn next_tmp_id() -> u32 {
+    COUNTER_TMP_VAR.with(|c| {
+        let id = c.get();
+        c.set(id.wrapping_add(1));
+        id
+    })
+}
 
 #[derive(Clone, Debug)]
 pub struct CompilationOptions {
@@ -205,7 +218,7 @@ impl<D: Dialect> Compiler for CppCompiler<D> {
         self.cluster_dim = kernel.options.cluster_dim.unwrap_or(CubeDim::new_single());
 
         let ir = self.clone().compile_ir(kernel, addr_type);
-        COUNTER_TMP_VAR.store(0, std::sync::atomic::Ordering::Relaxed);
+        COUNTER_TMP_VAR.with(|c| c.set(0)); // flint patch
         Ok(ir)
     }
 

@@ -7,7 +7,7 @@ use std::fmt::{Display, Formatter};
 
 use crate::shared::{FP4Kind, FP8Kind};
 
-use super::{COUNTER_TMP_VAR, Dialect, Elem, Fragment, FragmentIdent, Item};
+use super::{Dialect, Elem, Fragment, FragmentIdent, Item, next_tmp_id}; // flint patch
 
 pub trait Component<D: Dialect>: Display + FmtLeft {
     fn item(&self) -> Item<D>;
@@ -322,7 +322,7 @@ impl<D: Dialect> Variable<D> {
     ///
     /// Also see [`Self::tmp_declared`] for a version that needs custom declaration.
     pub fn tmp(item: Item<D>) -> Self {
-        let inc = COUNTER_TMP_VAR.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let inc = next_tmp_id(); // flint patch
 
         Variable::Tmp {
             id: inc as Id,
@@ -365,7 +365,7 @@ impl<D: Dialect> Variable<D> {
     ///
     /// Also see [`Self::tmp_declared`] for a version that needs custom declaration.
     pub fn tmp_ptr(item: Item<D>) -> Self {
-        let inc = COUNTER_TMP_VAR.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let inc = next_tmp_id(); // flint patch
 
         Variable::Tmp {
             id: inc as Id,
@@ -382,7 +382,7 @@ impl<D: Dialect> Variable<D> {
     ///
     /// Calling `var.fmt_left()` will assume the variable already exist.
     pub fn tmp_declared(item: Item<D>) -> Self {
-        let inc = COUNTER_TMP_VAR.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let inc = next_tmp_id(); // flint patch
 
         Variable::Tmp {
             id: inc as Id,
