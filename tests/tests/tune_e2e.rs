@@ -285,3 +285,88 @@ fn attention_persists_and_reuses<R: cubecl::Runtime>(
     assert_eq!((again.tier, again.config), (Tier::Disk, tuned.config));
     assert_eq!(tunes(&second_events), 0);
 }
+
+/// `output[i] = input[i] * mul + 1`: one kernel per `mul`, for the background compiles.
+#[cfg(feature = "cuda")]
+mod affine_kernel {
+    use cubecl::prelude::*;
+
+    #[cube(launch_unchecked)]
+    pub fn affine(input: &Array<f32>, output: &mut Array<f32>, #[comptime] mul: u32) {
+        let i = ABSOLUTE_POS;
+        if i < input.len() {
+            output[i] = input[i] * f32::cast_from(mul) + 1.0;
+        }
+    }
+}
+
+/// On CUDA, with the workspace's CubeCL (`vendor/README.md`), an empty dispatch runs nothing
+/// and is no launch error: it compiles its kernel on a background thread. Four kernels
+/// compiled at once that way then run correctly on their first real launches.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "CUDA: build with `--features cuda` and run on a machine with an NVIDIA GPU"
+)]
+fn empty_dispatches_compile_in_the_background_on_cuda() {
+    #[cfg(feature = "cuda")]
+    {
+        use cubecl::Runtime;
+        use cubecl::cuda::CudaRuntime;
+        use cubecl::prelude::{ArrayArg, CubeCount, CubeDim};
+        let device = cubecl::cuda::CudaDevice::new(0);
+        let client = std::panic::catch_unwind(|| CudaRuntime::client(&device))
+            .expect("built with `--features cuda` but no CUDA device could be opened");
+        assert!(
+            flint_kernels::compiles_in_background(&client),
+            "the CUDA runtime is not the workspace's patched one"
+        );
+        let len = 1000usize;
+        let input = random_f32(len, 7);
+        let input_handle = client.create_from_slice(&f32_bytes(&input));
+        let sentinel = vec![-7.5f32; len];
+        let muls = [1u32, 2, 3, 5];
+        let outputs: Vec<_> = muls
+            .iter()
+            .map(|_| client.create_from_slice(&f32_bytes(&sentinel)))
+            .collect();
+        let launch = |mul: u32, output: &cubecl::server::Handle, count: CubeCount| {
+            // SAFETY: both arrays hold `len` f32 values and the kernel checks its index.
+            unsafe {
+                affine_kernel::affine::launch_unchecked::<CudaRuntime>(
+                    &client,
+                    count,
+                    CubeDim::new_1d(128),
+                    ArrayArg::from_raw_parts(input_handle.clone(), len),
+                    ArrayArg::from_raw_parts(output.clone(), len),
+                    mul,
+                )
+            }
+        };
+        for (&mul, output) in muls.iter().zip(&outputs) {
+            launch(mul, output, CubeCount::Static(0, 0, 0));
+        }
+        cubecl::future::block_on(client.sync()).expect("an empty dispatch is no launch error");
+        for output in &outputs {
+            assert_eq!(
+                read_f32(&client, output.clone()),
+                sentinel,
+                "an empty dispatch ran"
+            );
+        }
+        let cubes = u32::try_from(len.div_ceil(128)).unwrap();
+        for (&mul, output) in muls.iter().zip(&outputs) {
+            launch(mul, output, CubeCount::Static(cubes, 1, 1));
+        }
+        for (&mul, output) in muls.iter().zip(&outputs) {
+            let got = read_f32(&client, output.clone());
+            // The device may fuse the multiply and add: one rounding instead of two.
+            let err = got
+                .iter()
+                .zip(&input)
+                .map(|(g, x)| (f64::from(*g) - (f64::from(*x) * f64::from(mul) + 1.0)).abs())
+                .fold(0.0, f64::max);
+            assert!(err < 1e-5, "mul {mul}: max error {err:e}");
+        }
+    }
+}

@@ -19,7 +19,7 @@ mod timing;
 pub use cached::check_entry;
 pub use device::{DeviceLimits, fingerprint};
 pub use error::KernelError;
-pub use timing::CubeclBenchmark;
+pub use timing::{CubeclBenchmark, Dispatch, compiles_in_background};
 
 /// The contracts of every op this crate registers, for the manifest validator.
 pub fn op_specs() -> Vec<flint_tune::OpSpec> {

@@ -10,6 +10,10 @@ pub trait Benchmark<C> {
     /// Runs `config` once and returns its duration (device time where available), or why it
     /// could not run. Errors are per-candidate: the tuner skips that candidate.
     fn run(&mut self, config: &C) -> Result<Duration, String>;
+
+    /// Called once with every candidate before any run, e.g. to compile them all at once
+    /// rather than one by one on their first runs. Does nothing unless implemented.
+    fn prepare(&mut self, _candidates: &[C]) {}
 }
 
 impl<C, F: FnMut(&C) -> Result<Duration, String>> Benchmark<C> for F {
@@ -83,6 +87,7 @@ impl Tuner {
         bench: &mut dyn Benchmark<C>,
         mut on_failure: impl FnMut(&C, &str),
     ) -> TuneReport<C> {
+        bench.prepare(candidates);
         let mut times: Vec<Result<Vec<Duration>, String>> = candidates
             .iter()
             .map(|config| {
@@ -185,6 +190,31 @@ mod tests {
         };
         let report = Tuner::new(1, 5).tune(&[1u64, 2], &mut bench, |_, _| {});
         assert_eq!(report.best().map(|(c, _)| *c), Some(2));
+    }
+
+    /// A benchmark that records its calls, to check when `prepare` comes.
+    struct Recorder(Vec<String>);
+
+    impl Benchmark<u8> for Recorder {
+        fn run(&mut self, config: &u8) -> Result<Duration, String> {
+            self.0.push(format!("run {config}"));
+            Ok(Duration::from_micros(u64::from(*config)))
+        }
+
+        fn prepare(&mut self, candidates: &[u8]) {
+            self.0.push(format!("prepare {candidates:?}"));
+        }
+    }
+
+    #[test]
+    fn every_candidate_is_prepared_once_before_the_first_run() {
+        let mut bench = Recorder(Vec::new());
+        let report = Tuner::new(1, 1).tune(&[3u8, 2], &mut bench, |_, _| {});
+        assert_eq!(report.best().map(|(c, _)| *c), Some(2));
+        assert_eq!(
+            bench.0,
+            ["prepare [3, 2]", "run 3", "run 2", "run 3", "run 2"]
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@ use flint_tune::{Choice, Invocation, Op, Selector, Signature};
 
 use super::kernel::scale_kernel;
 use super::op::{ScaleConfig, ScaleOp};
-use crate::{CubeclBenchmark, DeviceLimits, KernelError, fingerprint};
+use crate::{CubeclBenchmark, DeviceLimits, Dispatch, KernelError, fingerprint};
 
 /// Writes `alpha * input` into `output`, both `len` f32 values, with the config the
 /// selector chooses (autotuned on the real buffers on first use of a shape bucket) or with
@@ -42,15 +42,22 @@ pub fn launch_scale<R: Runtime>(
     if let Some(config) = config {
         inv = inv.with_override(config);
     }
-    let mut bench = CubeclBenchmark::new(client, "scale", |c: &ScaleConfig| {
-        launch_with(client, input, output, len, alpha, c)
+    let mut bench = CubeclBenchmark::new(client, "scale", |c: &ScaleConfig, d| {
+        launch_with(client, input, output, len, alpha, c, d)
     });
     let choice = selector.choose(&op, &inv, Some(&mut bench))?;
-    launch_with(client, input, output, len, alpha, &choice.config).map_err(|reason| {
-        KernelError::Launch {
-            kernel: "scale",
-            reason,
-        }
+    launch_with(
+        client,
+        input,
+        output,
+        len,
+        alpha,
+        &choice.config,
+        Dispatch::Run,
+    )
+    .map_err(|reason| KernelError::Launch {
+        kernel: "scale",
+        reason,
     })?;
     Ok(choice)
 }
@@ -62,6 +69,7 @@ fn launch_with<R: Runtime>(
     len: usize,
     alpha: f32,
     c: &ScaleConfig,
+    dispatch: Dispatch,
 ) -> Result<(), String> {
     let vector_size = usize::from(c.vector_size);
     let num_vectors = len / vector_size;
@@ -72,7 +80,7 @@ fn launch_with<R: Runtime>(
     unsafe {
         scale_kernel::launch_unchecked::<f32, R>(
             client,
-            CubeCount::Static(cubes, 1, 1),
+            dispatch.grid(cubes, 1, 1),
             CubeDim::new_1d(c.cube_size),
             vector_size,
             ArrayArg::from_raw_parts(input.clone(), len),

@@ -12,7 +12,7 @@ use super::mma::{BwdMmaParams, QueryStridesLaunch, attention_bwd_dkdv_mma, atten
 use super::portable::{BwdParams, attention_bwd_delta, attention_bwd_dkdv, attention_bwd_dq};
 use crate::attention::forward::{MAX_GRID_Y, causal_order, scalars, vector_ok};
 use crate::attention::{AttentionBwdConfig, AttentionBwdOp, AttentionProblem, Variant};
-use crate::{CubeclBenchmark, DeviceLimits, KernelError, fingerprint};
+use crate::{CubeclBenchmark, DeviceLimits, Dispatch, KernelError, fingerprint};
 
 /// Units per cube of the delta kernel.
 const DELTA_UNITS: u32 = 256;
@@ -80,11 +80,18 @@ pub fn launch_attention_bwd<R: Runtime>(
     let choice = choose_attention_bwd(
         client, device, selector, problem, dtype, dbias, config, &args,
     )?;
-    launch_with(client, problem, dtype, dbias, &choice.config, &args).map_err(|reason| {
-        KernelError::Launch {
-            kernel: "attention_bwd",
-            reason,
-        }
+    launch_with(
+        client,
+        problem,
+        dtype,
+        dbias,
+        &choice.config,
+        &args,
+        Dispatch::Run,
+    )
+    .map_err(|reason| KernelError::Launch {
+        kernel: "attention_bwd",
+        reason,
     })?;
     Ok(choice)
 }
@@ -114,8 +121,8 @@ pub fn choose_attention_bwd<R: Runtime>(
     if let Some(config) = config {
         inv = inv.with_override(config);
     }
-    let mut bench = CubeclBenchmark::new(client, "attention_bwd", |c: &AttentionBwdConfig| {
-        launch_with(client, problem, dtype, dbias, c, &args)
+    let mut bench = CubeclBenchmark::new(client, "attention_bwd", |c: &AttentionBwdConfig, d| {
+        launch_with(client, problem, dtype, dbias, c, &args, d)
     });
     Ok(selector.choose(&op, &inv, Some(&mut bench))?)
 }
@@ -127,6 +134,7 @@ fn launch_with<R: Runtime>(
     dbias: bool,
     c: &AttentionBwdConfig,
     args: &dyn Fn() -> AttentionBwdArgs<R>,
+    dispatch: Dispatch,
 ) -> Result<(), String> {
     let to_u32 =
         |x: usize, what: &str| u32::try_from(x).map_err(|_| format!("{what} {x} exceeds u32"));
@@ -168,7 +176,7 @@ fn launch_with<R: Runtime>(
     unsafe {
         attention_bwd_delta::launch_unchecked::<R>(
             client,
-            CubeCount::Static(q_rows.div_ceil(rows), bh, 1),
+            dispatch.grid(q_rows.div_ceil(rows), bh, 1),
             CubeDim::new_2d(lanes, rows),
             vec,
             a.out,
@@ -193,7 +201,7 @@ fn launch_with<R: Runtime>(
             unsafe {
                 attention_bwd_dkdv::launch_unchecked::<R>(
                     client,
-                    CubeCount::Static(
+                    dispatch.grid(
                         to_u32(problem.seq_kv.div_ceil(c.block_kv as usize), "key blocks")?,
                         bhkv,
                         1,
@@ -220,7 +228,7 @@ fn launch_with<R: Runtime>(
             unsafe {
                 attention_bwd_dq::launch_unchecked::<R>(
                     client,
-                    CubeCount::Static(q_rows.div_ceil(c.block_q), bh, 1),
+                    dispatch.grid(q_rows.div_ceil(c.block_q), bh, 1),
                     CubeDim::new_1d(c.block_q),
                     a.q,
                     a.k,
@@ -260,9 +268,9 @@ fn launch_with<R: Runtime>(
             let heads_major = causal_order(problem) && key_blocks.max(query_blocks) <= MAX_GRID_Y;
             let grid = |blocks, heads| {
                 if heads_major {
-                    CubeCount::Static(heads, blocks, 1)
+                    dispatch.grid(heads, blocks, 1)
                 } else {
-                    CubeCount::Static(blocks, heads, 1)
+                    dispatch.grid(blocks, heads, 1)
                 }
             };
             let mma = |tile, grid| BwdMmaParams {
@@ -317,7 +325,7 @@ fn launch_with<R: Runtime>(
                 unsafe {
                     dq_accum_zero::launch_unchecked::<R>(
                         client,
-                        CubeCount::Static((acc_len / 4).div_ceil(ACCUM_UNITS), 1, 1),
+                        dispatch.grid((acc_len / 4).div_ceil(ACCUM_UNITS), 1, 1),
                         CubeDim::new_1d(ACCUM_UNITS),
                         4,
                         acc_arg(),
@@ -382,7 +390,7 @@ fn launch_with<R: Runtime>(
                 unsafe {
                     dq_accum_finish::launch_unchecked::<R>(
                         client,
-                        CubeCount::Static(count.div_ceil(ACCUM_UNITS), 1, 1),
+                        dispatch.grid(count.div_ceil(ACCUM_UNITS), 1, 1),
                         CubeDim::new_1d(ACCUM_UNITS),
                         width as usize,
                         acc_arg(),

@@ -12,7 +12,7 @@ use super::mma::{MmaParams, attention_fwd_mma};
 use super::portable::{PortableParams, PortableScalarsLaunch, attention_fwd_portable};
 use crate::attention::dropout::kernel_seed;
 use crate::attention::{AttentionFwdConfig, AttentionFwdOp, AttentionProblem, Variant};
-use crate::{CubeclBenchmark, DeviceLimits, KernelError, fingerprint};
+use crate::{CubeclBenchmark, DeviceLimits, Dispatch, KernelError, fingerprint};
 
 /// The tensors of one forward launch. Any strides are honoured.
 pub struct AttentionFwdArgs<R: Runtime> {
@@ -50,11 +50,17 @@ pub fn launch_attention_fwd<R: Runtime>(
     args: impl Fn() -> AttentionFwdArgs<R> + Send + Sync,
 ) -> Result<Choice<AttentionFwdConfig>, KernelError> {
     let choice = choose_attention_fwd(client, device, selector, problem, dtype, config, &args)?;
-    launch_with(client, problem, dtype, &choice.config, args()).map_err(|reason| {
-        KernelError::Launch {
-            kernel: "attention_fwd",
-            reason,
-        }
+    launch_with(
+        client,
+        problem,
+        dtype,
+        &choice.config,
+        args(),
+        Dispatch::Run,
+    )
+    .map_err(|reason| KernelError::Launch {
+        kernel: "attention_fwd",
+        reason,
     })?;
     Ok(choice)
 }
@@ -84,8 +90,8 @@ pub fn choose_attention_fwd<R: Runtime>(
     if let Some(config) = config {
         inv = inv.with_override(config);
     }
-    let mut bench = CubeclBenchmark::new(client, "attention_fwd", |c: &AttentionFwdConfig| {
-        launch_with(client, problem, dtype, c, args())
+    let mut bench = CubeclBenchmark::new(client, "attention_fwd", |c: &AttentionFwdConfig, d| {
+        launch_with(client, problem, dtype, c, args(), d)
     });
     Ok(selector.choose(&op, &inv, Some(&mut bench))?)
 }
@@ -96,6 +102,7 @@ fn launch_with<R: Runtime>(
     dtype: StorageType,
     c: &AttentionFwdConfig,
     args: AttentionFwdArgs<R>,
+    dispatch: Dispatch,
 ) -> Result<(), String> {
     let to_u32 =
         |x: usize, what: &str| u32::try_from(x).map_err(|_| format!("{what} {x} exceeds u32"));
@@ -135,7 +142,7 @@ fn launch_with<R: Runtime>(
             unsafe {
                 attention_fwd_cmma::launch_unchecked::<R>(
                     client,
-                    CubeCount::Static(q_blocks, bh, 1),
+                    dispatch.grid(q_blocks, bh, 1),
                     CubeDim::new_2d(32, c.planes()),
                     args.q,
                     args.k,
@@ -166,7 +173,7 @@ fn launch_with<R: Runtime>(
             unsafe {
                 attention_fwd_portable::launch_unchecked::<R>(
                     client,
-                    CubeCount::Static(q_blocks, bh, 1),
+                    dispatch.grid(q_blocks, bh, 1),
                     CubeDim::new_1d(c.units()),
                     args.q,
                     args.k,
@@ -210,9 +217,9 @@ fn launch_with<R: Runtime>(
             let heads_major = causal_order(problem) && q_blocks <= MAX_GRID_Y;
             let z = to_u32(splits, "splits")?;
             let grid = if heads_major {
-                CubeCount::Static(bh, q_blocks, z)
+                dispatch.grid(bh, q_blocks, z)
             } else {
-                CubeCount::Static(q_blocks, bh, z)
+                dispatch.grid(q_blocks, bh, z)
             };
             let split = splits > 1;
             let out_vec = if split { 2 } else { out_vec };
@@ -308,7 +315,7 @@ fn launch_with<R: Runtime>(
             unsafe {
                 attention_fwd_combine::launch_unchecked::<R>(
                     client,
-                    CubeCount::Static(outputs.div_ceil(COMBINE_UNITS), 1, 1),
+                    dispatch.grid(outputs.div_ceil(COMBINE_UNITS), 1, 1),
                     CubeDim::new_1d(COMBINE_UNITS),
                     part(&o_part, &o_shape),
                     part(&l_part, &l_shape),
