@@ -469,7 +469,7 @@ impl<'a> Command<'a> {
         if dispatch_count.0 == 0 || dispatch_count.1 == 0 || dispatch_count.2 == 0 {
             if !self.ctx.module_names.contains_key(&kernel_id) {
                 self.ctx
-                    .compile_kernel_in_background(&kernel_id, kernel, mode, logger)?;
+                    .compile_kernel_in_background(&kernel_id, kernel, mode, logger);
             }
             return Ok(());
         }

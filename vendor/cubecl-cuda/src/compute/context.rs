@@ -131,22 +131,32 @@ impl CudaContext {
 
     // flint patch: compiles on a background thread (NVRTC, then the driver's PTX load with
     // this context current there), for an empty dispatch. The kernel's first real launch
-    // waits for the thread in `compile_kernel`, so several kernels compile at once.
+    // waits for the thread in `compile_kernel`, so several kernels compile at once. Nothing
+    // here is an error: a kernel that cannot start compiling is left to its first real
+    // launch, which compiles it in line and reports what fails to the caller that launched it.
     pub fn compile_kernel_in_background(
         &mut self,
         kernel_id: &KernelId,
         kernel: Box<dyn CubeTask<CudaCompiler>>,
         mode: ExecutionMode,
         logger: Arc<ServerLogger>,
-    ) -> Result<(), LaunchError> {
+    ) {
         if self.pending.contains_key(kernel_id) {
-            return Ok(());
+            return;
         }
-        let Some(hash) = self.load_cached(kernel_id)? else {
-            return Ok(());
+        let hash = match self.load_cached(kernel_id) {
+            Ok(Some(hash)) => hash,
+            Ok(None) => return,
+            Err(err) => {
+                log::debug!("No background compile, the cached PTX did not load: {err}");
+                return;
+            }
         };
-        validate_cube_dim(&self.properties, kernel_id)?;
-        validate_units(&self.properties, kernel_id)?;
+        if validate_cube_dim(&self.properties, kernel_id).is_err()
+            || validate_units(&self.properties, kernel_id).is_err()
+        {
+            return;
+        }
 
         let job = self.compile_job(kernel_id, kernel, mode, logger);
         let context = SendPtr(self.context as *mut c_void);
@@ -174,7 +184,6 @@ impl CudaContext {
             }
             Err(err) => log::warn!("No background compile thread, compiling on first use: {err}"),
         }
-        Ok(())
     }
 
     fn finish_background_compile(
