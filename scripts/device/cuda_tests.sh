@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Runs the CUDA integration tests on the GPU machine in groups that each fit one device call
+# (its 10-minute limit): the test binary is built here
+# (`cargo build --release -p flint-tests --tests --features flint-tests/cuda`, then
+# target/release/deps/root-*) and carried. Usage, from the repository root there:
+#   bash scripts/device/cuda_tests.sh BINARY quick|half|fwd|bwd [THREADS [LIBTEST ARGS...]]
+# `quick` (a few minutes): tuning, background compiles, one forward and one backward test,
+# eight threads, the MHA module. `half`: the bf16/f16 forward and backward tests. `fwd` and
+# `bwd`: every other test but the lavapipe ones, which need the software Vulkan device that
+# only CI has. The four groups together run every CUDA test once.
+set -euo pipefail
+bin=$(realpath "$1")
+group=$2
+threads=${3:-4}
+quick=(
+    tune_e2e::empty_dispatches_compile_in_the_background_on_cuda
+    tune_e2e::attention_autotunes_persists_and_reuses_on_cuda
+    tune_e2e::scale_autotunes_persists_and_reuses_on_cuda
+    attention_fwd::matches_reference_on_gpu
+    attention_fwd::eight_threads_with_mixed_shapes_on_one_device
+    attention_bwd::gradients_match_reference_on_gpu
+    mha::
+)
+half=(
+    attention_fwd::half_precision
+    attention_fwd::strided_half
+    attention_bwd::half_precision
+    attention_bwd::strided_half
+)
+case $group in
+    quick) args=("${quick[@]}") ;;
+    half) args=("${half[@]}") ;;
+    fwd | bwd)
+        args=(--skip tune_e2e::)
+        for t in "${quick[@]}" "${half[@]}"; do args+=(--skip "$t"); done
+        if [ "$group" = bwd ]; then args+=(attention_bwd::); else args+=(--skip attention_bwd::); fi
+        ;;
+    *) echo "unknown group $group (quick, half, fwd or bwd)" >&2; exit 2 ;;
+esac
+cd "$(dirname "$0")/../../tests"
+exec "$bin" --test-threads="$threads" "${args[@]}" "${@:4}"
