@@ -163,6 +163,7 @@ impl CudaContext {
         let spawned = std::thread::Builder::new()
             .name("cubecl-cuda-compile".into())
             .spawn(move || {
+                let _permit = CompilePermit::acquire();
                 let compiled = job.run()?;
                 // SAFETY: the context is the server's primary context, alive while the
                 // server is; making it current on this thread only affects this thread.
@@ -352,6 +353,41 @@ impl SendPtr {
     // A method, so that a closure captures the wrapper rather than its raw field.
     fn get(&self) -> *mut c_void {
         self.0
+    }
+}
+
+// flint patch: at most one background compile per host core at a time, since each NVRTC
+// instance holds its own memory; the others wait for a permit.
+struct CompilePermit;
+
+static COMPILE_PERMITS: std::sync::Mutex<Option<usize>> = std::sync::Mutex::new(None);
+static COMPILE_PERMIT_FREED: std::sync::Condvar = std::sync::Condvar::new();
+
+impl CompilePermit {
+    fn acquire() -> Self {
+        let mut free = COMPILE_PERMITS.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let left = free.get_or_insert_with(|| {
+                std::thread::available_parallelism().map_or(4, |n| n.get())
+            });
+            if *left > 0 {
+                *left -= 1;
+                return CompilePermit;
+            }
+            free = COMPILE_PERMIT_FREED
+                .wait(free)
+                .unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+impl Drop for CompilePermit {
+    fn drop(&mut self) {
+        let mut free = COMPILE_PERMITS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(left) = free.as_mut() {
+            *left += 1;
+        }
+        COMPILE_PERMIT_FREED.notify_one();
     }
 }
 
