@@ -27,6 +27,21 @@ pub fn lavapipe() -> (
     (client, device)
 }
 
+/// The first CUDA device and its CubeCL client.
+///
+/// # Panics
+/// When the tests were built with `--features cuda` but no CUDA device can be opened.
+#[cfg(feature = "cuda")]
+pub fn cuda() -> (
+    ComputeClient<cubecl::cuda::CudaRuntime>,
+    cubecl::cuda::CudaDevice,
+) {
+    let device = cubecl::cuda::CudaDevice::new(0);
+    let client = std::panic::catch_unwind(|| cubecl::cuda::CudaRuntime::client(&device))
+        .expect("built with `--features cuda` but no CUDA device could be opened");
+    (client, device)
+}
+
 /// Reads a whole f32 buffer back.
 pub fn read_f32<R: Runtime>(client: &ComputeClient<R>, handle: cubecl::server::Handle) -> Vec<f32> {
     let bytes = client

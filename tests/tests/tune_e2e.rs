@@ -41,10 +41,7 @@ fn scale_autotunes_persists_and_reuses() {
 fn scale_autotunes_persists_and_reuses_on_cuda() {
     #[cfg(feature = "cuda")]
     {
-        use cubecl::Runtime;
-        let device = cubecl::cuda::CudaDevice::new(0);
-        let client = std::panic::catch_unwind(|| cubecl::cuda::CudaRuntime::client(&device))
-            .expect("built with `--features cuda` but no CUDA device could be opened");
+        let (client, device) = flint_tests::cuda();
         autotunes_persists_and_reuses(client, device, &["NVIDIA", "sm_"]);
     }
 }
@@ -184,10 +181,7 @@ fn attention_autotunes_persists_and_reuses() {
 fn attention_autotunes_persists_and_reuses_on_cuda() {
     #[cfg(feature = "cuda")]
     {
-        use cubecl::Runtime;
-        let device = cubecl::cuda::CudaDevice::new(0);
-        let client = std::panic::catch_unwind(|| cubecl::cuda::CudaRuntime::client(&device))
-            .expect("built with `--features cuda` but no CUDA device could be opened");
+        let (client, device) = flint_tests::cuda();
         attention_persists_and_reuses(client, device);
     }
 }
@@ -311,12 +305,9 @@ mod affine_kernel {
 fn empty_dispatches_compile_in_the_background_on_cuda() {
     #[cfg(feature = "cuda")]
     {
-        use cubecl::Runtime;
         use cubecl::cuda::CudaRuntime;
         use cubecl::prelude::{ArrayArg, CubeCount, CubeDim};
-        let device = cubecl::cuda::CudaDevice::new(0);
-        let client = std::panic::catch_unwind(|| CudaRuntime::client(&device))
-            .expect("built with `--features cuda` but no CUDA device could be opened");
+        let (client, _) = flint_tests::cuda();
         assert!(
             flint_kernels::compiles_in_background(&client),
             "the CUDA runtime is not the workspace's patched one"
