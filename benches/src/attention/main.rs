@@ -10,6 +10,21 @@ fn main() -> std::process::ExitCode {
     if !std::env::args().any(|a| a == "--no-kernel-cache") {
         let _ = flint::enable_kernel_cache();
     }
+    // Each autotuned bucket's wall time, its candidates' compiles included.
+    if let Ok(selector) = flint::Selector::global() {
+        selector.set_hook(Some(std::sync::Arc::new(|e: &flint::tune::Event<'_>| {
+            if let flint::tune::EventKind::TuneFinished {
+                config, elapsed, ..
+            } = &e.kind
+            {
+                println!(
+                    "# tuned {} in {:.2} s -> {config}",
+                    e.op,
+                    elapsed.as_secs_f64()
+                );
+            }
+        })));
+    }
     let result = flint_benches::attention_bench::parse(std::env::args().skip(1))
         .and_then(|args| flint_benches::attention_bench::run_bench(&args));
     match result {
