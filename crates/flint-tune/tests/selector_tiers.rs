@@ -470,3 +470,75 @@ fn ten_thousand_calls_over_many_buckets_stay_bounded() {
     let c = selector.choose(&FAKE, &recent, Some(&mut b)).unwrap();
     assert_eq!(c.tier, Tier::Memory);
 }
+
+/// A benchmark that counts runs and records what it was asked to prepare.
+struct Preparing {
+    prepared: Vec<Vec<u32>>,
+    runs: usize,
+}
+
+impl flint_tune::Benchmark<BlockConfig> for Preparing {
+    fn run(&mut self, c: &BlockConfig) -> Result<std::time::Duration, String> {
+        self.runs += 1;
+        Ok(std::time::Duration::from_micros(
+            u64::from(c.block.abs_diff(128)) + 10,
+        ))
+    }
+
+    fn prepare(&mut self, candidates: &[BlockConfig]) {
+        self.prepared
+            .push(candidates.iter().map(|c| c.block).collect());
+    }
+}
+
+#[test]
+fn prepare_hands_over_the_candidates_only_where_choose_would_tune() {
+    let dir = tempfile::tempdir().unwrap();
+    let (selector, events) = selector_on(dir.path());
+    let mut b = Preparing {
+        prepared: Vec::new(),
+        runs: 0,
+    };
+    // A miss: every valid candidate, nothing run, nothing cached or reported.
+    assert!(selector.prepare(&FAKE, &inv(1000), &mut b));
+    assert_eq!(b.prepared, vec![vec![32, 64, 128, 256]]);
+    assert_eq!(b.runs, 0);
+    assert!(events.lock().unwrap().is_empty(), "{:?}", events.lock());
+    let c = selector.choose(&FAKE, &inv(1000), Some(&mut b)).unwrap();
+    assert_eq!((c.config.block, c.tier), (128, Tier::Autotune));
+    let prepared = b.prepared.len();
+    assert_eq!(prepared, 2, "choose prepares once more when it tunes");
+
+    // Memory, disk (a new selector on the same directory), overlay and override answer
+    // before the autotune tier: nothing to prepare.
+    assert!(!selector.prepare(&FAKE, &inv(1024), &mut b));
+    let (second, _) = selector_on(dir.path());
+    assert!(!second.prepare(&FAKE, &inv(1000), &mut b));
+    {
+        let _g = overlay(Overlay::new().set(&FAKE, BlockConfig { block: 32 }));
+        assert!(!second.prepare(&FAKE, &inv(9000), &mut b));
+    }
+    let forced = inv(9000).with_override(BlockConfig { block: 512 });
+    assert!(!second.prepare(&FAKE, &forced, &mut b));
+    // A lenient overlay entry the op refuses falls through to the tuner: prepared.
+    {
+        let _g = overlay(Overlay::new().set(&FAKE, BlockConfig { block: 3 }));
+        assert!(second.prepare(&FAKE, &inv(9000), &mut b));
+    }
+    // Policies that never tune a miss, and another op's call.
+    for policy in [
+        Policy::default()
+            .with_disk_cache(false)
+            .with_cache_miss(CacheMiss::Heuristic),
+        Policy::default()
+            .with_disk_cache(false)
+            .with_autotune(Autotune::Off),
+    ] {
+        let (s, _) = with_policy(policy);
+        assert!(!s.prepare(&FAKE, &inv(9000), &mut b));
+    }
+    let other = Invocation::new("other", Signature::new(), fingerprint());
+    assert!(!second.prepare(&FAKE, &other, &mut b));
+    assert_eq!(b.prepared.len(), prepared + 1);
+    assert_eq!(b.runs, 4 * (1 + 3), "only choose ran candidates");
+}

@@ -249,6 +249,62 @@ impl Selector {
         Err(err)
     }
 
+    /// Gets ready for a first [`choose`](Self::choose) of `inv` without choosing: when that
+    /// call would autotune (no override, overlay or cached config, and a policy that tunes
+    /// misses), hands the op's valid candidates to [`Benchmark::prepare`] now, e.g. so that
+    /// a training step's forward starts compiling its backward's candidates. Returns whether
+    /// it did. It records, caches and reports nothing; the later `choose` does.
+    pub fn prepare<O: Op>(
+        &self,
+        op: &O,
+        inv: &Invocation,
+        bench: &mut dyn Benchmark<O::Config>,
+    ) -> bool {
+        if inv.op() != op.id()
+            || self.policy.autotune != Autotune::On
+            || self.policy.cache_miss != CacheMiss::Autotune
+            || overrides::lookup(op, inv).is_some()
+        {
+            return false;
+        }
+        let key = op.key(inv);
+        // Any overlay entry answers or fails the call before the autotune tier, save a
+        // lenient one the op refuses, which the caches or the tuner then answer.
+        if let Some((found, strict)) = overlay::lookup::<O::Config>(op.id(), &key)
+            && (strict || found.is_ok_and(|c| op.check(inv, &c).is_ok()))
+        {
+            return false;
+        }
+        let (fp, id, version) = (inv.fingerprint(), op.id(), op.version());
+        if self
+            .memory
+            .get::<O::Config>(fp, id, version, &key)
+            .is_some()
+        {
+            return false;
+        }
+        let on_disk = self
+            .disk
+            .as_ref()
+            .and_then(|d| d.get(fp, id, version, &key));
+        if on_disk.is_some_and(|entry| {
+            serde_yaml::from_value::<O::Config>(entry.config)
+                .is_ok_and(|c| op.check(inv, &c).is_ok())
+        }) {
+            return false;
+        }
+        let candidates: Vec<O::Config> = op
+            .candidates(inv)
+            .into_iter()
+            .filter(|c| op.check(inv, c).is_ok())
+            .collect();
+        if candidates.is_empty() {
+            return false;
+        }
+        bench.prepare(&candidates);
+        true
+    }
+
     /// Benchmarks the candidates of `inv` now, whatever the caches hold, and stores the
     /// winner in memory and on disk (e.g. `flint tune`).
     ///
