@@ -361,3 +361,120 @@ fn empty_dispatches_compile_in_the_background_on_cuda() {
         }
     }
 }
+
+/// The backward's candidates are prepared ahead of its first call only where that call would
+/// tune them and the runtime compiles in the background: on lavapipe never, on CUDA once per
+/// bucket, until the backward's config is cached in memory or on disk.
+#[test]
+fn backward_prepare_runs_only_before_a_first_tune() {
+    let (client, device) = lavapipe();
+    backward_prepared_once(client, device, "f32", false);
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "CUDA: build with `--features cuda` and run on a machine with an NVIDIA GPU"
+)]
+fn backward_prepare_runs_only_before_a_first_tune_on_cuda() {
+    #[cfg(feature = "cuda")]
+    {
+        let (client, device) = flint_tests::cuda();
+        backward_prepared_once(client, device, "bf16", true);
+    }
+}
+
+fn backward_prepared_once<R: cubecl::Runtime>(
+    client: cubecl::prelude::ComputeClient<R>,
+    device: R::Device,
+    dtype: &'static str,
+    in_background: bool,
+) {
+    use cubecl::ir::{ElemType, FloatKind};
+    use cubecl::prelude::{StorageType, TensorArg};
+    use flint_kernels::attention::{
+        AttentionBwdArgs, AttentionProblem, choose_attention_bwd, prepare_attention_bwd,
+    };
+
+    let (b, h, s, d) = (1usize, 2usize, 128usize, 64usize);
+    let problem = AttentionProblem {
+        batch: b,
+        heads: h,
+        kv_heads: h,
+        seq_q: s,
+        seq_kv: s,
+        head_dim: d,
+        val_dim: d,
+        dtype,
+        scale: 1.0 / (d as f64).sqrt(),
+        softcap: None,
+        window: (None, None),
+        has_bias: false,
+        dropout: None,
+    };
+    let half = dtype != "f32";
+    let storage = StorageType::Scalar(ElemType::Float(if half {
+        FloatKind::BF16
+    } else {
+        FloatKind::F32
+    }));
+    // Timing data only (the gradient tests check values): bf16 as the top halves of f32s.
+    let data = |len: usize, seed: u64| {
+        let x = random_f32(len, seed);
+        if half {
+            x.iter()
+                .flat_map(|v| ((v.to_bits() >> 16) as u16).to_le_bytes())
+                .collect()
+        } else {
+            f32_bytes(&x)
+        }
+    };
+    let len = b * h * s * d;
+    let rows = b * h * s;
+    let tensors: Vec<_> = (0..8)
+        .map(|i| client.create_from_slice(&data(len, i)))
+        .collect();
+    let stats: Vec<_> = (0..3)
+        .map(|i| client.create_from_slice(&f32_bytes(&random_f32(rows, 10 + i))))
+        .collect();
+    let one = client.create_from_slice(&f32_bytes(&[0.5]));
+    let (shape, strides) = ([b, h, s, d], [h * s * d, s * d, d, 1]);
+    // SAFETY: every handle holds exactly the elements its shape and strides describe.
+    let arg = |handle: &cubecl::server::Handle, shape: &[usize], strides: &[usize]| unsafe {
+        TensorArg::<R>::from_raw_parts(handle.clone(), strides.into(), shape.into())
+    };
+    let full = |i: usize| arg(&tensors[i], &shape, &strides);
+    let row = |i: usize| arg(&stats[i], &[b, h, s], &[h * s, s, 1]);
+    let args = || AttentionBwdArgs {
+        q: full(0),
+        k: full(1),
+        v: full(2),
+        out: full(3),
+        dout: full(4),
+        lse: row(0),
+        bias: arg(&one, &[1, 1, 1, 1], &[1, 1, 1, 1]),
+        bias_strides: (0, 0),
+        delta: row(1),
+        lse2: row(2),
+        dq: full(5),
+        dk: full(6),
+        dv: full(7),
+        dbias: arg(&one, &[1, 1, 1, 1], &[1, 1, 1, 1]),
+    };
+    let prepare = |selector: &Selector| {
+        prepare_attention_bwd(&client, &device, selector, &problem, storage, false, args)
+    };
+
+    let dir = tempfile::tempdir().unwrap();
+    let (first, events) = selector(dir.path());
+    assert_eq!(prepare(&first), in_background, "a first use prepares");
+    assert_eq!(tunes(&events), 0, "preparing tunes nothing");
+    let choice = choose_attention_bwd(
+        &client, &device, &first, &problem, storage, false, None, args,
+    )
+    .unwrap();
+    assert_eq!(choice.tier, Tier::Autotune);
+    assert!(!prepare(&first), "a tuned bucket is not prepared again");
+    let (second, _) = selector(dir.path());
+    assert!(!prepare(&second), "nor one tuned by an earlier process");
+}

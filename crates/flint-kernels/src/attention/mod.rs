@@ -20,7 +20,9 @@ pub mod forward;
 mod op;
 mod problem;
 
-pub use backward::{AttentionBwdArgs, choose_attention_bwd, launch_attention_bwd};
+pub use backward::{
+    AttentionBwdArgs, choose_attention_bwd, launch_attention_bwd, prepare_attention_bwd,
+};
 pub use bwd_op::AttentionBwdOp;
 pub use config::{AttentionBwdConfig, AttentionFwdConfig, MMA_PLANES, Variant};
 pub use forward::{AttentionFwdArgs, choose_attention_fwd, launch_attention_fwd};

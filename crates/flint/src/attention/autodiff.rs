@@ -6,6 +6,7 @@ use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
 use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
+use burn::tensor::TensorMetadata;
 use burn::tensor::backend::AutodiffBackend;
 use burn::tensor::ops::FloatTensor;
 use flint_kernels::attention::{AttentionBwdConfig, AttentionFwdConfig, AttentionProblem};
@@ -68,6 +69,17 @@ impl<B: FlashAttentionBackend, C: CheckpointStrategy> FlashAttentionBackend for 
         problem: &AttentionProblem,
         config: Option<AttentionFwdConfig>,
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), AttentionError> {
+        // A tracked call will run the backward soon: on its first use its candidates
+        // compile in the background while the forward tunes and runs.
+        let want_dbias = bias.as_ref().is_some_and(|b| !b.node.requirement.is_none());
+        let tracked = want_dbias
+            || !q.node.requirement.is_none()
+            || !k.node.requirement.is_none()
+            || !v.node.requirement.is_none();
+        if tracked {
+            let device = B::float_device(&q.primitive);
+            B::flash_attention_bwd_prepare(problem, q.primitive.dtype(), want_dbias, &device);
+        }
         let (out, lse) = B::flash_attention_fwd(
             q.primitive.clone(),
             k.primitive.clone(),
@@ -143,6 +155,15 @@ impl<B: FlashAttentionBackend, C: CheckpointStrategy> FlashAttentionBackend for 
         requested: Option<AttentionBwdConfig>,
     ) -> Result<Option<AttentionBwdConfig>, AttentionError> {
         B::flash_attention_bwd_config(problem, dtype, want_dbias, device, requested)
+    }
+
+    fn flash_attention_bwd_prepare(
+        problem: &AttentionProblem,
+        dtype: burn::tensor::DType,
+        want_dbias: bool,
+        device: &Self::Device,
+    ) -> bool {
+        B::flash_attention_bwd_prepare(problem, dtype, want_dbias, device)
     }
 }
 

@@ -89,6 +89,21 @@ pub trait FlashAttentionBackend: Backend {
         let _ = (problem, dtype, want_dbias, device);
         Ok(requested)
     }
+
+    /// Starts compiling the backward's kernels of `problem` before the backward runs, where
+    /// its first call would autotune them and the backend compiles in the background (CUDA):
+    /// the autodiff forward calls it ahead of its own launch when a gradient is tracked, so
+    /// that the backward's compiles overlap the forward's. Returns whether it started any;
+    /// the provided method does nothing.
+    fn flash_attention_bwd_prepare(
+        problem: &AttentionProblem,
+        dtype: burn::tensor::DType,
+        want_dbias: bool,
+        device: &Self::Device,
+    ) -> bool {
+        let _ = (problem, dtype, want_dbias, device);
+        false
+    }
 }
 
 /// What the backward reads: the forward's inputs, output and LSE, and the output's gradient.

@@ -11,6 +11,7 @@ use cubecl::zspace::metadata::Metadata;
 use flint_kernels::attention::{
     AttentionBwdArgs, AttentionBwdConfig, AttentionFwdArgs, AttentionFwdConfig, AttentionProblem,
     choose_attention_bwd, choose_attention_fwd, launch_attention_bwd, launch_attention_fwd,
+    prepare_attention_bwd,
 };
 use flint_tune::Selector;
 
@@ -227,36 +228,8 @@ where
         // benchmarks (a cache miss): zeros, so that timings see finite values.
         let scratch = std::sync::OnceLock::new();
         let make = || {
-            let zeros = |shape: &[usize], dtype| {
-                zeros_client(client.clone(), device.clone(), shape.into(), dtype)
-            };
-            let (b, h, hkv, sq, sk, d, dv) = (
-                p.batch, p.heads, p.kv_heads, p.seq_q, p.seq_kv, p.head_dim, p.val_dim,
-            );
-            let bias_shape = if p.has_bias {
-                [1, 1, sq, sk]
-            } else {
-                [1, 1, 1, 1]
-            };
-            let dbias_shape = if want_dbias {
-                [b, h, sq, sk]
-            } else {
-                [1, 1, 1, 1]
-            };
-            [
-                zeros(&[b, h, sq, d], dtype),
-                zeros(&[b, hkv, sk, d], dtype),
-                zeros(&[b, hkv, sk, dv], dtype),
-                zeros(&[b, h, sq, dv], dtype),
-                zeros(&[b, h, sq], DType::F32),
-                zeros(&bias_shape, DType::F32),
-                zeros(&[b, h, sq], DType::F32),
-                zeros(&[b, h, sq, d], dtype),
-                zeros(&[b, hkv, sk, d], dtype),
-                zeros(&[b, hkv, sk, dv], dtype),
-                zeros(&dbias_shape, DType::F32),
-                zeros(&[b, h, sq], DType::F32),
-            ]
+            bwd_scratch(p, dtype, want_dbias)
+                .map(|(shape, dt)| zeros_client(client.clone(), device.clone(), shape.into(), dt))
         };
         let choice = choose_attention_bwd(
             &client,
@@ -266,28 +239,85 @@ where
             dtype.into(),
             want_dbias,
             requested,
-            || {
-                let t: &[CubeTensor<R>; 12] = scratch.get_or_init(make);
-                let arg = |i: usize| t[i].clone().into_tensor_arg();
-                AttentionBwdArgs {
-                    q: arg(0),
-                    k: arg(1),
-                    v: arg(2),
-                    out: arg(3),
-                    dout: arg(3),
-                    lse: arg(4),
-                    bias: arg(5),
-                    bias_strides: (0, 0),
-                    delta: arg(6),
-                    lse2: arg(11),
-                    dq: arg(7),
-                    dk: arg(8),
-                    dv: arg(9),
-                    dbias: arg(10),
-                }
-            },
+            || bwd_scratch_args(scratch.get_or_init(make)),
         )?;
         Ok(Some(choice.config))
+    }
+
+    fn flash_attention_bwd_prepare(
+        problem: &AttentionProblem,
+        dtype: DType,
+        want_dbias: bool,
+        device: &Self::Device,
+    ) -> bool {
+        let Ok(selector) = selector() else {
+            // The backward's own call reports the environment's error.
+            return false;
+        };
+        let client = R::client(device);
+        // Nothing runs: uninitialised tensors of the backward's shapes, made once, and only
+        // when there is something to compile.
+        let scratch = std::sync::OnceLock::new();
+        let make = || empty_on(&client, device, bwd_scratch(problem, dtype, want_dbias));
+        prepare_attention_bwd(
+            &client,
+            device,
+            selector,
+            problem,
+            dtype.into(),
+            want_dbias,
+            || bwd_scratch_args(scratch.get_or_init(make)),
+        )
+    }
+}
+
+/// The shapes and dtypes of the backward's tensors, as [`bwd_scratch_args`] reads them:
+/// q, k, v, out (also dout), lse, bias, delta, dq, dk, dv, dbias, lse2.
+fn bwd_scratch(p: &AttentionProblem, dtype: DType, want_dbias: bool) -> [(Vec<usize>, DType); 12] {
+    let (b, h, hkv, sq, sk, d, dv) = (
+        p.batch, p.heads, p.kv_heads, p.seq_q, p.seq_kv, p.head_dim, p.val_dim,
+    );
+    let one = vec![1, 1, 1, 1];
+    let bias = if p.has_bias {
+        vec![1, 1, sq, sk]
+    } else {
+        one.clone()
+    };
+    let dbias = if want_dbias { vec![b, h, sq, sk] } else { one };
+    [
+        (vec![b, h, sq, d], dtype),
+        (vec![b, hkv, sk, d], dtype),
+        (vec![b, hkv, sk, dv], dtype),
+        (vec![b, h, sq, dv], dtype),
+        (vec![b, h, sq], DType::F32),
+        (bias, DType::F32),
+        (vec![b, h, sq], DType::F32),
+        (vec![b, h, sq, d], dtype),
+        (vec![b, hkv, sk, d], dtype),
+        (vec![b, hkv, sk, dv], dtype),
+        (dbias, DType::F32),
+        (vec![b, h, sq], DType::F32),
+    ]
+}
+
+/// Launch arguments over the tensors [`bwd_scratch`] describes.
+fn bwd_scratch_args<R: CubeRuntime>(t: &[CubeTensor<R>; 12]) -> AttentionBwdArgs<R> {
+    let arg = |i: usize| t[i].clone().into_tensor_arg();
+    AttentionBwdArgs {
+        q: arg(0),
+        k: arg(1),
+        v: arg(2),
+        out: arg(3),
+        dout: arg(3),
+        lse: arg(4),
+        bias: arg(5),
+        bias_strides: (0, 0),
+        delta: arg(6),
+        lse2: arg(11),
+        dq: arg(7),
+        dk: arg(8),
+        dv: arg(9),
+        dbias: arg(10),
     }
 }
 
@@ -329,11 +359,20 @@ fn empty_many<R: CubeRuntime, const N: usize>(
     like: &CubeTensor<R>,
     specs: [(Vec<usize>, DType); N],
 ) -> [CubeTensor<R>; N] {
+    empty_on(&like.client, &like.device, specs)
+}
+
+/// [`empty_many`] on `client`'s `device`.
+fn empty_on<R: CubeRuntime, const N: usize>(
+    client: &cubecl::client::ComputeClient<R>,
+    device: &R::Device,
+    specs: [(Vec<usize>, DType); N],
+) -> [CubeTensor<R>; N] {
     let descriptors = specs
         .iter()
         .map(|(shape, dt)| MemoryLayoutDescriptor::contiguous(shape.clone().into(), dt.size()))
         .collect();
-    let mut layouts = like.client.empty_tensors(descriptors).into_iter();
+    let mut layouts = client.empty_tensors(descriptors).into_iter();
     let mut specs = specs.into_iter();
     std::array::from_fn(|_| {
         let (MemoryLayout { memory, strides }, (shape, dtype)) =
@@ -342,10 +381,10 @@ fn empty_many<R: CubeRuntime, const N: usize>(
                 _ => unreachable!("one layout per descriptor"),
             };
         CubeTensor::new(
-            like.client.clone(),
+            client.clone(),
             memory,
             Metadata::new(shape, strides),
-            like.device.clone(),
+            device.clone(),
             dtype,
         )
     })

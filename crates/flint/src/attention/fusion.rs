@@ -233,4 +233,13 @@ impl<B: FusionBackend + FlashAttentionBackend> FlashAttentionBackend for Fusion<
     ) -> Result<Option<AttentionBwdConfig>, AttentionError> {
         B::flash_attention_bwd_config(problem, dtype, want_dbias, device, requested)
     }
+
+    fn flash_attention_bwd_prepare(
+        problem: &AttentionProblem,
+        dtype: DType,
+        want_dbias: bool,
+        device: &Self::Device,
+    ) -> bool {
+        B::flash_attention_bwd_prepare(problem, dtype, want_dbias, device)
+    }
 }

@@ -112,12 +112,7 @@ pub fn choose_attention_bwd<R: Runtime>(
     config: Option<AttentionBwdConfig>,
     args: impl Fn() -> AttentionBwdArgs<R> + Send + Sync,
 ) -> Result<Choice<AttentionBwdConfig>, KernelError> {
-    let op = AttentionBwdOp::new(DeviceLimits::of(client));
-    let mut inv = Invocation::new(
-        op.id(),
-        problem.signature().with("dbias", dbias),
-        fingerprint::<R>(client, device),
-    );
+    let (op, mut inv) = bwd_invocation(client, device, problem, dbias);
     if let Some(config) = config {
         inv = inv.with_override(config);
     }
@@ -125,6 +120,54 @@ pub fn choose_attention_bwd<R: Runtime>(
         launch_with(client, problem, dtype, dbias, c, &args, d)
     });
     Ok(selector.choose(&op, &inv, Some(&mut bench))?)
+}
+
+/// Starts compiling the backward's candidates for `problem` ahead of its first call, when
+/// that call would autotune (see [`Selector::prepare`]) and the runtime compiles in the
+/// background ([`crate::compiles_in_background`]); e.g. from the forward of a first training
+/// step, so that the backward's compiles overlap the forward's tuning. Returns whether it
+/// started any. Nothing runs: `args` may make uninitialised tensors of the call's shapes, and
+/// is called only when there is something to compile.
+#[allow(clippy::too_many_arguments)]
+pub fn prepare_attention_bwd<R: Runtime>(
+    client: &ComputeClient<R>,
+    device: &R::Device,
+    selector: &Selector,
+    problem: &AttentionProblem,
+    dtype: StorageType,
+    dbias: bool,
+    args: impl Fn() -> AttentionBwdArgs<R> + Send + Sync,
+) -> bool {
+    if !crate::compiles_in_background(client) {
+        return false;
+    }
+    let (op, inv) = bwd_invocation(client, device, problem, dbias);
+    let mut bench =
+        CubeclBenchmark::new(
+            client,
+            "attention_bwd",
+            |c: &AttentionBwdConfig, d| match d {
+                Dispatch::CompileOnly => launch_with(client, problem, dtype, dbias, c, &args, d),
+                Dispatch::Run => Err("prepare never runs a candidate".to_string()),
+            },
+        );
+    selector.prepare(&op, &inv, &mut bench)
+}
+
+/// The backward op on `client`'s device and the invocation of `problem` it is chosen for.
+fn bwd_invocation<R: Runtime>(
+    client: &ComputeClient<R>,
+    device: &R::Device,
+    problem: &AttentionProblem,
+    dbias: bool,
+) -> (AttentionBwdOp, Invocation) {
+    let op = AttentionBwdOp::new(DeviceLimits::of(client));
+    let inv = Invocation::new(
+        op.id(),
+        problem.signature().with("dbias", dbias),
+        fingerprint::<R>(client, device),
+    );
+    (op, inv)
 }
 
 fn launch_with<R: Runtime>(

@@ -5,5 +5,7 @@ pub(crate) mod launch;
 pub(crate) mod mma;
 mod portable;
 
-pub use launch::{AttentionBwdArgs, choose_attention_bwd, launch_attention_bwd};
+pub use launch::{
+    AttentionBwdArgs, choose_attention_bwd, launch_attention_bwd, prepare_attention_bwd,
+};
 pub(crate) use portable::stage_rows;
