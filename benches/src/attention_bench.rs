@@ -33,7 +33,9 @@
 //! FlashAttention counts): for flint its backward op alone on a saved output and LSE, as
 //! SDPA's reference times `autograd.grad`; for Burn's attention under autodiff (its
 //! decomposed fallback) `fwd+bwd − fwd`, which also counts the loss's kernels. The device
-//! memory reserved by the pool after the run is reported too.
+//! memory reserved by the pool after the run is reported too. Each workload's first training
+//! step runs before anything else, as a model's first step does (it tunes the forward and the
+//! backward): `# flint first fwd+bwd call`; `# tuned OP in S s` gives each tuning's wall time.
 //! `--bwd-configs` adds one row per tensor-core backward tiling, two-kernel and fused dQ
 //! (`flint-mma64-fused`, sm90+), with 4 planes per cube and with 8 (`-p8`), with the dK/dV
 //! kernel's planes as a grid (`-grid`), forced through an overlay (`--bwd-only NAME`: the
