@@ -46,7 +46,8 @@
 //! `--check` compares each forward with Burn's attention in f32 on the same device (the
 //! relative L2 error, failing the run above 2%): for backends the test suite cannot reach,
 //! such as Vulkan on a GPU machine.
-//! `--overhead` adds the host-side cost of one `flash_attention` call on a warm cache.
+//! `--overhead` adds the host-side cost of one `flash_attention` call on a warm cache (with
+//! `--bwd`, of a forward under autodiff, tracked and not).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -484,6 +485,18 @@ where
         "# flint attention_bench --bwd on {name}, dtype {:?}",
         a.dtype
     );
+    if a.overhead {
+        // A training loop's forward: q tracked (each call a new graph leaf), then the same
+        // through the autodiff backend with nothing tracked.
+        let tracked = autodiff_overhead::<B>(device, a.dtype, |q, k, v| {
+            flint::flash_attention(q.require_grad(), k, v)
+        });
+        println!(
+            "# flash_attention under autodiff, q tracked, warm cache, {OVERHEAD_CALLS} calls at {OVERHEAD_SHAPE:?}: {tracked}"
+        );
+        let untracked = autodiff_overhead::<B>(device, a.dtype, flint::flash_attention);
+        println!("# the same with nothing tracked: {untracked}");
+    }
     println!(
         "name d causal seq batch heads fwd_ms fwd_tflops bwd_ms bwd_tflops fwdbwd_ms reserved_gib label"
     );
@@ -780,19 +793,59 @@ fn call_overhead<B: FlashAttentionBackend>(
     dtype: DType,
     op: impl Fn(Tensor<B, 4>, Tensor<B, 4>, Tensor<B, 4>) -> Tensor<B, 4>,
 ) -> Overhead {
-    let rand = || {
-        Tensor::<B, 4>::random(OVERHEAD_SHAPE, Distribution::Normal(0.0, 1.0), device).cast(dtype)
-    };
-    let (q, k, v) = (rand(), rand(), rand());
+    let rand = || overhead_input::<B>(device, dtype);
+    overhead_loop(
+        || {
+            let _ = B::sync(device);
+        },
+        [rand(), rand(), rand()],
+        op,
+    )
+}
+
+/// [`call_overhead`] of `op` under `Autodiff<B>`, on untracked inputs (`op` may track them).
+fn autodiff_overhead<B: FlashAttentionBackend>(
+    device: &B::Device,
+    dtype: DType,
+    op: impl Fn(
+        Tensor<burn::backend::Autodiff<B>, 4>,
+        Tensor<burn::backend::Autodiff<B>, 4>,
+        Tensor<burn::backend::Autodiff<B>, 4>,
+    ) -> Tensor<burn::backend::Autodiff<B>, 4>,
+) -> Overhead
+where
+    burn::backend::Autodiff<B>: FlashAttentionBackend,
+{
+    let rand = || Tensor::from_inner(overhead_input::<B>(device, dtype));
+    overhead_loop(
+        || {
+            let _ = B::sync(device);
+        },
+        [rand(), rand(), rand()],
+        op,
+    )
+}
+
+/// One random input of [`OVERHEAD_SHAPE`].
+fn overhead_input<B: Backend>(device: &B::Device, dtype: DType) -> Tensor<B, 4> {
+    Tensor::<B, 4>::random(OVERHEAD_SHAPE, Distribution::Normal(0.0, 1.0), device).cast(dtype)
+}
+
+/// The loop of [`call_overhead`], with `sync` waiting for the device.
+fn overhead_loop<T: Backend>(
+    sync: impl Fn(),
+    [q, k, v]: [Tensor<T, 4>; 3],
+    op: impl Fn(Tensor<T, 4>, Tensor<T, 4>, Tensor<T, 4>) -> Tensor<T, 4>,
+) -> Overhead {
     let call = || op(q.clone(), k.clone(), v.clone());
     for _ in 0..20 {
         drop(call());
     }
-    let _ = B::sync(device);
+    sync();
     // The last outputs are kept so that no backend can skip an unused result, and only the
     // last few, so that the memory pool reuses freed blocks as in a model's loop (keeping all
     // 2000 would time the pool's growth).
-    let mut outs: Vec<Tensor<B, 4>> = Vec::with_capacity(OVERHEAD_RING);
+    let mut outs: Vec<Tensor<T, 4>> = Vec::with_capacity(OVERHEAD_RING);
     let started = Instant::now();
     for i in 0..OVERHEAD_CALLS {
         let out = call();
@@ -803,19 +856,19 @@ fn call_overhead<B: FlashAttentionBackend>(
         }
     }
     let queued = started.elapsed().as_secs_f64();
-    let _ = B::sync(device);
+    sync();
     let done = started.elapsed().as_secs_f64();
     let mut bursts: Vec<f64> = (0..OVERHEAD_CALLS / OVERHEAD_BURST)
         .map(|_| {
-            let _ = B::sync(device);
+            sync();
             let started = Instant::now();
-            let burst: Vec<Tensor<B, 4>> = (0..OVERHEAD_BURST).map(|_| call()).collect();
+            let burst: Vec<Tensor<T, 4>> = (0..OVERHEAD_BURST).map(|_| call()).collect();
             let elapsed = started.elapsed().as_secs_f64();
             drop(burst);
             elapsed
         })
         .collect();
-    let _ = B::sync(device);
+    sync();
     drop(outs);
     bursts.sort_by(f64::total_cmp);
     let per_call = |s: f64, n: usize| s * 1e6 / n as f64;
