@@ -504,6 +504,10 @@ fn prepare_hands_over_the_candidates_only_where_choose_would_tune() {
     assert_eq!(b.prepared, vec![vec![32, 64, 128, 256]]);
     assert_eq!(b.runs, 0);
     assert!(events.lock().unwrap().is_empty(), "{:?}", events.lock());
+    // Once per bucket: a tracked forward whose backward has not run yet prepares nothing more.
+    assert!(!selector.prepare(&FAKE, &inv(1000), &mut b));
+    assert!(!selector.prepare(&FAKE, &inv(1024), &mut b));
+    assert_eq!(b.prepared.len(), 1);
     let c = selector.choose(&FAKE, &inv(1000), Some(&mut b)).unwrap();
     assert_eq!((c.config.block, c.tier), (128, Tier::Autotune));
     let prepared = b.prepared.len();

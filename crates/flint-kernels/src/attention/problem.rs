@@ -38,6 +38,24 @@ pub struct AttentionProblem {
     pub dropout: Option<(f64, u64)>,
 }
 
+// By value, with the floats by their bits, so that equal problems hash alike (`NaN` never
+// reaches a validated problem).
+impl std::hash::Hash for AttentionProblem {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (
+            [self.batch, self.heads, self.kv_heads, self.seq_q],
+            [self.seq_kv, self.head_dim, self.val_dim],
+            self.dtype,
+            self.scale.to_bits(),
+            self.softcap.map(f64::to_bits),
+            self.window,
+            self.has_bias,
+            self.dropout.map(|(p, seed)| (p.to_bits(), seed)),
+        )
+            .hash(state);
+    }
+}
+
 impl AttentionProblem {
     /// The selector signature. Sequence lengths are bucketed by the op's key.
     pub fn signature(&self) -> Signature {

@@ -10,6 +10,7 @@ mod memory_cache;
 mod overlay;
 mod overrides;
 
+use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock, RwLock};
 
 pub use bundle::{
@@ -47,7 +48,14 @@ pub struct Selector {
     hook: RwLock<Option<Hook>>,
     /// One tune at a time: concurrent benchmarks would disturb each other's timings.
     tuning: Mutex<()>,
+    /// The calls [`Selector::prepare`] has looked past the memory tier for, so that it
+    /// prepares (or reads the disk for) each at most once: a tracked forward whose backward
+    /// never runs would otherwise repeat it on every call.
+    prepared: Mutex<HashSet<PreparedKey>>,
 }
+
+/// `(fingerprint, op, version, call key)` in plain bytes, as the memory tier keys them.
+type PreparedKey = ([u8; 16], &'static str, u32, [u8; 16]);
 
 impl Selector {
     /// A selector with `policy`. Without a usable cache directory the disk tier is off.
@@ -70,6 +78,7 @@ impl Selector {
             recorder,
             hook: RwLock::new(None),
             tuning: Mutex::new(()),
+            prepared: Mutex::new(HashSet::new()),
         }
     }
 
@@ -252,8 +261,9 @@ impl Selector {
     /// Gets ready for a first [`choose`](Self::choose) of `inv` without choosing: when that
     /// call would autotune (no override, overlay or cached config, and a policy that tunes
     /// misses), hands the op's valid candidates to [`Benchmark::prepare`] now, e.g. so that
-    /// a training step's forward starts compiling its backward's candidates. Returns whether
-    /// it did. It records, caches and reports nothing; the later `choose` does.
+    /// a training step's forward starts compiling its backward's candidates. Each call key is
+    /// prepared at most once per selector. Returns whether it did. It records, caches and
+    /// reports nothing; the later `choose` does.
     pub fn prepare<O: Op>(
         &self,
         op: &O,
@@ -282,6 +292,16 @@ impl Selector {
             .is_some()
         {
             return false;
+        }
+        {
+            let mut prepared = self.prepared.lock().unwrap_or_else(|p| p.into_inner());
+            // Bounded like the memory tier; forgetting only means preparing again.
+            if prepared.len() >= MEMORY_CACHE_CAPACITY {
+                prepared.clear();
+            }
+            if !prepared.insert((fp.raw(), id, version, key.raw())) {
+                return false;
+            }
         }
         let on_disk = self
             .disk

@@ -1,13 +1,16 @@
 //! `Autodiff<B, C>`: the forward runs the inner backend's fused kernel and records one node
 //! whose backward runs the inner backend's fused backward. Nothing `Sq × Sk` is stored.
 
+use std::collections::HashSet;
+use std::sync::Mutex;
+
 use burn::backend::Autodiff;
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
 use burn::backend::autodiff::checkpoint::strategy::CheckpointStrategy;
 use burn::backend::autodiff::grads::Gradients;
 use burn::backend::autodiff::ops::{Backward, Ops, OpsKind};
 use burn::tensor::TensorMetadata;
-use burn::tensor::backend::AutodiffBackend;
+use burn::tensor::backend::{AutodiffBackend, DeviceOps};
 use burn::tensor::ops::FloatTensor;
 use flint_kernels::attention::{AttentionBwdConfig, AttentionFwdConfig, AttentionProblem};
 
@@ -77,8 +80,10 @@ impl<B: FlashAttentionBackend, C: CheckpointStrategy> FlashAttentionBackend for 
             || !k.node.requirement.is_none()
             || !v.node.requirement.is_none();
         if tracked {
-            let device = B::float_device(&q.primitive);
-            B::flash_attention_bwd_prepare(problem, q.primitive.dtype(), want_dbias, &device);
+            let (device, dtype) = (B::float_device(&q.primitive), q.primitive.dtype());
+            if first_tracked_call::<B>(problem, dtype, want_dbias, &device) {
+                B::flash_attention_bwd_prepare(problem, dtype, want_dbias, &device);
+            }
         }
         let (out, lse) = B::flash_attention_fwd(
             q.primitive.clone(),
@@ -167,6 +172,38 @@ impl<B: FlashAttentionBackend, C: CheckpointStrategy> FlashAttentionBackend for 
     }
 }
 
+/// Whether this is the process's first tracked forward of `problem` with this dtype, bias
+/// gradient and device: only then can the backward have something to prepare that an earlier
+/// call did not already start. A set of hashes keeps a warm call to a lock and a lookup
+/// (the selector's key would cost as much as the forward's own); a collision only skips an
+/// optimisation.
+fn first_tracked_call<B: FlashAttentionBackend>(
+    problem: &AttentionProblem,
+    dtype: burn::tensor::DType,
+    want_dbias: bool,
+    device: &B::Device,
+) -> bool {
+    use std::hash::{Hash, Hasher};
+    static SEEN: Mutex<Option<HashSet<u64>>> = Mutex::new(None);
+    /// Bounded against endless new shapes; forgetting only means preparing again.
+    const CAPACITY: usize = 4096;
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    (
+        std::any::TypeId::of::<B>(),
+        device.id(),
+        problem,
+        dtype,
+        want_dbias,
+    )
+        .hash(&mut hasher);
+    let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
+    let seen = seen.get_or_insert_with(HashSet::new);
+    if seen.len() >= CAPACITY {
+        seen.clear();
+    }
+    seen.insert(hasher.finish())
+}
+
 /// Finishes the node: tracked when any input needs a gradient.
 fn record<B: FlashAttentionBackend, C: CheckpointStrategy, const N: usize>(
     prep: burn::backend::autodiff::ops::OpsPrep<
@@ -183,5 +220,52 @@ fn record<B: FlashAttentionBackend, C: CheckpointStrategy, const N: usize>(
     match prep.compute_bound().stateful() {
         OpsKind::Tracked(prep) => prep.finish(state, out),
         OpsKind::UnTracked(prep) => prep.finish(out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use burn::backend::NdArray;
+    use burn::tensor::DType;
+
+    use super::*;
+
+    #[test]
+    fn the_backward_is_prepared_on_the_first_tracked_call_of_each_problem_only() {
+        let problem = AttentionProblem {
+            batch: 3,
+            heads: 5,
+            kv_heads: 5,
+            // A shape no other test uses: the set is process-wide.
+            seq_q: 977,
+            seq_kv: 983,
+            head_dim: 64,
+            val_dim: 64,
+            dtype: "f32",
+            scale: 0.125,
+            softcap: None,
+            window: (None, None),
+            has_bias: false,
+            dropout: None,
+        };
+        let device = Default::default();
+        let first = |p: &AttentionProblem, dtype, dbias| {
+            first_tracked_call::<NdArray>(p, dtype, dbias, &device)
+        };
+        assert!(first(&problem, DType::F32, false));
+        assert!(!first(&problem, DType::F32, false), "a repeated call");
+        assert!(first(&problem, DType::F32, true), "with the bias gradient");
+        assert!(first(&problem, DType::F16, false), "another dtype");
+        let causal = AttentionProblem {
+            window: (None, Some(0)),
+            ..problem.clone()
+        };
+        assert!(first(&causal, DType::F32, false), "another mask");
+        let scaled = AttentionProblem {
+            scale: 0.25,
+            ..problem
+        };
+        assert!(first(&scaled, DType::F32, false), "another scale");
+        assert!(!first(&scaled, DType::F32, false));
     }
 }
