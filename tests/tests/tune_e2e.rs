@@ -191,25 +191,11 @@ fn attention_persists_and_reuses<R: cubecl::Runtime>(
     device: R::Device,
 ) {
     use cubecl::prelude::{StorageType, TensorArg};
-    use flint_kernels::attention::{AttentionFwdArgs, AttentionProblem, launch_attention_fwd};
+    use flint_kernels::attention::{AttentionFwdArgs, launch_attention_fwd};
     use flint_tests::reference::{RefInputs, RefOptions, attention_ref};
 
     let (b, h, s, d) = (1usize, 2usize, 24usize, 32usize);
-    let problem = AttentionProblem {
-        batch: b,
-        heads: h,
-        kv_heads: h,
-        seq_q: s,
-        seq_kv: s,
-        head_dim: d,
-        val_dim: d,
-        dtype: "f32",
-        scale: 1.0 / (d as f64).sqrt(),
-        softcap: None,
-        window: (None, Some(0)),
-        has_bias: false,
-        dropout: None,
-    };
+    let problem = self_attention(b, h, s, d, "f32", (None, Some(0)));
     let len = b * h * s * d;
     let (q, k, v) = (random_f32(len, 1), random_f32(len, 2), random_f32(len, 3));
     let to64 = |x: &[f32]| x.iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
@@ -392,26 +378,10 @@ fn backward_prepared_once<R: cubecl::Runtime>(
 ) {
     use cubecl::ir::{ElemType, FloatKind};
     use cubecl::prelude::{StorageType, TensorArg};
-    use flint_kernels::attention::{
-        AttentionBwdArgs, AttentionProblem, choose_attention_bwd, prepare_attention_bwd,
-    };
+    use flint_kernels::attention::{AttentionBwdArgs, choose_attention_bwd, prepare_attention_bwd};
 
     let (b, h, s, d) = (1usize, 2usize, 128usize, 64usize);
-    let problem = AttentionProblem {
-        batch: b,
-        heads: h,
-        kv_heads: h,
-        seq_q: s,
-        seq_kv: s,
-        head_dim: d,
-        val_dim: d,
-        dtype,
-        scale: 1.0 / (d as f64).sqrt(),
-        softcap: None,
-        window: (None, None),
-        has_bias: false,
-        dropout: None,
-    };
+    let problem = self_attention(b, h, s, d, dtype, (None, None));
     let half = dtype != "f32";
     let storage = StorageType::Scalar(ElemType::Float(if half {
         FloatKind::BF16
@@ -477,4 +447,31 @@ fn backward_prepared_once<R: cubecl::Runtime>(
     assert!(!prepare(&first), "a tuned bucket is not prepared again");
     let (second, _) = selector(dir.path());
     assert!(!prepare(&second), "nor one tuned by an earlier process");
+}
+
+/// Multi-head self-attention of `b x h x s x d` with the default scale, no bias and no
+/// dropout, masked by `window`.
+fn self_attention(
+    b: usize,
+    h: usize,
+    s: usize,
+    d: usize,
+    dtype: &'static str,
+    window: (Option<usize>, Option<usize>),
+) -> flint_kernels::attention::AttentionProblem {
+    flint_kernels::attention::AttentionProblem {
+        batch: b,
+        heads: h,
+        kv_heads: h,
+        seq_q: s,
+        seq_kv: s,
+        head_dim: d,
+        val_dim: d,
+        dtype,
+        scale: 1.0 / (d as f64).sqrt(),
+        softcap: None,
+        window,
+        has_bias: false,
+        dropout: None,
+    }
 }

@@ -2,7 +2,7 @@
 //! whose backward runs the inner backend's fused backward. Nothing `Sq × Sk` is stored.
 
 use std::collections::HashSet;
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 
 use burn::backend::Autodiff;
 use burn::backend::autodiff::checkpoint::base::Checkpointer;
@@ -184,7 +184,7 @@ fn first_tracked_call<B: FlashAttentionBackend>(
     device: &B::Device,
 ) -> bool {
     use std::hash::{Hash, Hasher};
-    static SEEN: Mutex<Option<HashSet<u64>>> = Mutex::new(None);
+    static SEEN: LazyLock<Mutex<HashSet<u64>>> = LazyLock::new(Default::default);
     /// Bounded against endless new shapes; forgetting only means preparing again.
     const CAPACITY: usize = 4096;
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
@@ -197,7 +197,6 @@ fn first_tracked_call<B: FlashAttentionBackend>(
     )
         .hash(&mut hasher);
     let mut seen = SEEN.lock().unwrap_or_else(|p| p.into_inner());
-    let seen = seen.get_or_insert_with(HashSet::new);
     if seen.len() >= CAPACITY {
         seen.clear();
     }
