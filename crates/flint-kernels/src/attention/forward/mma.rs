@@ -264,8 +264,8 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
     let frag = comptime!((8 / p.vec) as usize);
 
     // With 16-byte reads, K and V arrive through asynchronous copies that need no
-    // registers: V of a tile lands while S = Q·Kᵀ runs, the next K while O += P·V runs, each
-    // signalled by its own barrier (phase `parity`). Otherwise both are staged through
+    // registers: V of a tile lands while S = Q·Kᵀ runs, the next K while the softmax and
+    // O += P·V run, each signalled by its own barrier (phase `parity`). Otherwise both are staged through
     // registers at the top of each tile; issuing those loads earlier measured 40% slower
     // (see docs/PERF.md): the extra live registers cost more than the latency they hid.
     // Q travels with the first K tile, so that the cube waits for memory once, not twice.
@@ -455,6 +455,24 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
             }
         }
 
+        if pipelined {
+            // FlashAttention-2's order: V is waited for and the next K issued before the
+            // softmax, not after it, so that the next K has the softmax and P·V to land in
+            // (+15-35% for 64x64 tiles, whose P·V is short; docs/PERF.md). Every plane is
+            // past S = Q·Kᵀ before K is overwritten.
+            v_ready.wait_parity(parity);
+            sync_cube();
+            let next = start + p.block_kv as i32;
+            if next < kv_hi {
+                stage_async::<E, N>(
+                    k, k_base, next, seq_kv, &mut k_s, 0u32, p.block_kv, p.head_dim, ld_k, units,
+                    tid,
+                );
+                k_ready.commit_copy_async();
+                k_ready.arrive();
+            }
+        }
+
         // Scale, cap and bias the scores in place (unless they stay raw), then mask: masked
         // scores become -inf, which the exponent turns into 0 with no test of its own.
         if comptime!(!p.raw_max) {
@@ -611,21 +629,6 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                     s_acc[at] = pair;
                 }
                 l_run[(mi * 2 + r) as usize] += sum;
-            }
-        }
-
-        if pipelined {
-            v_ready.wait_parity(parity);
-            // Every plane is past S = Q·Kᵀ before K is overwritten by the next tile.
-            sync_cube();
-            let next = start + p.block_kv as i32;
-            if next < kv_hi {
-                stage_async::<E, N>(
-                    k, k_base, next, seq_kv, &mut k_s, 0u32, p.block_kv, p.head_dim, ld_k, units,
-                    tid,
-                );
-                k_ready.commit_copy_async();
-                k_ready.arrive();
             }
         }
 
