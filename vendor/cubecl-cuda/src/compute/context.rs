@@ -119,13 +119,16 @@ impl CudaContext {
 
         let compiled = self.compile_job(kernel_id, kernel, mode, logger).run()?;
         self.insert_cached(hash, &compiled);
-        self.load_ptx(
-            compiled.ptx,
+        // flint patch: NVRTC's cubin where it loads (see `load_compiled`).
+        let func = load_compiled(&compiled)?;
+        self.module_names.insert(
             kernel_id.clone(),
-            compiled.entrypoint_name,
-            compiled.cube_dim,
-            compiled.shared_mem_bytes,
-        )?;
+            CompiledKernel {
+                cube_dim: compiled.cube_dim,
+                shared_mem_bytes: compiled.shared_mem_bytes,
+                func,
+            },
+        );
         Ok(())
     }
 
@@ -172,7 +175,7 @@ impl CudaContext {
                         reason: format!("Unable to set the CUDA context: {err:?}"),
                         backtrace: BackTrace::capture(),
                     })?;
-                let func = load_module(&compiled.ptx, &compiled.entrypoint_name)?;
+                let func = load_compiled(&compiled)?;
                 Ok(BackgroundCompiled {
                     compiled,
                     hash,
@@ -403,9 +406,12 @@ struct CompileJob {
     max_shared_memory_size: usize,
 }
 
-// flint patch: a kernel compiled to PTX.
+// flint patch: a kernel compiled to PTX, and the SASS NVRTC made from it.
 struct CompiledPtx {
     ptx: Vec<c_char>,
+    // flint patch: NVRTC runs ptxas itself for an `sm_` architecture; loading its cubin
+    // spares the driver a second PTX compile (its JIT) of the same kernel.
+    cubin: Option<Vec<c_char>>,
     entrypoint_name: String,
     cube_dim: CubeDim,
     shared_mem_bytes: usize,
@@ -513,15 +519,20 @@ impl CompileJob {
                     backtrace: BackTrace::capture(),
                 })?;
             };
-            cudarc::nvrtc::result::get_ptx(program).map_err(|err| CompilationError::Generic {
-                reason: format!("{err:?}"),
-                backtrace: BackTrace::capture(),
-            })?
+            let ptx = cudarc::nvrtc::result::get_ptx(program).map_err(|err| {
+                CompilationError::Generic {
+                    reason: format!("{err:?}"),
+                    backtrace: BackTrace::capture(),
+                }
+            })?;
+            (ptx, get_cubin(program))
         };
+        let (ptx, cubin) = ptx;
 
         let repr = kernel_compiled.repr.unwrap();
         Ok(CompiledPtx {
             ptx,
+            cubin,
             entrypoint_name: kernel_compiled.entrypoint_name,
             cube_dim,
             shared_mem_bytes: repr.shared_memory_size(),
@@ -529,7 +540,39 @@ impl CompileJob {
     }
 }
 
-/// Loads PTX as a module in the current context and fetches its entry point.
+// flint patch: the cubin when NVRTC made one and the driver takes it, else the PTX.
+fn load_compiled(compiled: &CompiledPtx) -> Result<*mut CUfunc_st, CompilationError> {
+    if let Some(cubin) = &compiled.cubin {
+        match load_module(cubin, &compiled.entrypoint_name) {
+            Ok(func) => return Ok(func),
+            Err(err) => log::debug!("The cubin did not load, loading the PTX: {err}"),
+        }
+    }
+    load_module(&compiled.ptx, &compiled.entrypoint_name)
+}
+
+// flint patch: NVRTC's cubin of a compiled program, if it made one (an `sm_` architecture).
+//
+// # Safety
+//
+// `program` must be a program NVRTC compiled successfully and has not destroyed.
+unsafe fn get_cubin(program: cudarc::nvrtc::sys::nvrtcProgram) -> Option<Vec<c_char>> {
+    use cudarc::nvrtc::sys::{nvrtcGetCUBIN, nvrtcGetCUBINSize, nvrtcResult};
+    let mut size = 0usize;
+    // SAFETY: `program` is compiled (the caller's contract); the buffer has `size` bytes.
+    unsafe {
+        if nvrtcGetCUBINSize(program, &mut size) != nvrtcResult::NVRTC_SUCCESS || size == 0 {
+            return None;
+        }
+        let mut cubin = vec![0 as c_char; size];
+        if nvrtcGetCUBIN(program, cubin.as_mut_ptr()) != nvrtcResult::NVRTC_SUCCESS {
+            return None;
+        }
+        Some(cubin)
+    }
+}
+
+/// Loads PTX (or a cubin) as a module in the current context and fetches its entry point.
 fn load_module(ptx: &[c_char], entrypoint_name: &str) -> Result<*mut CUfunc_st, CompilationError> {
     let func_name = CString::new(entrypoint_name).unwrap();
     // SAFETY: `ptx` is a valid null-terminated PTX binary from NVRTC. `func_name` is a
