@@ -249,7 +249,9 @@ impl Op for AttentionFwdOp {
     fn version(&self) -> u32 {
         // 3: asynchronous K/V copies change which tiling is fastest; re-tune.
         // 4: decoding's split-K candidates aim at fewer cubes; re-tune.
-        4
+        // 5: the next K is issued before the softmax, which makes 64-row tiles 11-35% faster
+        // and leaves 128-row ones as they were; re-tune.
+        5
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionFwdConfig, String> {
