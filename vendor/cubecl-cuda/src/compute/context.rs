@@ -479,7 +479,7 @@ impl CompileJob {
         // SAFETY: Calling NVRTC FFI to create, compile, and extract PTX from a program.
         // The `CString` source is null-terminated and outlives the program. On compilation
         // failure, the error log is retrieved and reported before returning.
-        let ptx = unsafe {
+        let (ptx, cubin) = unsafe {
             // I'd like to set the name to the kernel name, but keep getting UTF-8 errors so let's
             // leave it `None` for now
             let source = CString::from_str(&kernel_compiled.source).unwrap();
@@ -527,7 +527,6 @@ impl CompileJob {
             })?;
             (ptx, get_cubin(program))
         };
-        let (ptx, cubin) = ptx;
 
         let repr = kernel_compiled.repr.unwrap();
         Ok(CompiledPtx {
@@ -575,7 +574,8 @@ unsafe fn get_cubin(program: cudarc::nvrtc::sys::nvrtcProgram) -> Option<Vec<c_c
 /// Loads PTX (or a cubin) as a module in the current context and fetches its entry point.
 fn load_module(ptx: &[c_char], entrypoint_name: &str) -> Result<*mut CUfunc_st, CompilationError> {
     let func_name = CString::new(entrypoint_name).unwrap();
-    // SAFETY: `ptx` is a valid null-terminated PTX binary from NVRTC. `func_name` is a
+    // SAFETY: `ptx` is a valid null-terminated PTX binary from NVRTC, or (flint patch) NVRTC's
+    // cubin, an ELF image whose header gives its size. `func_name` is a
     // null-terminated `CString` matching the kernel entry point in the compiled module.
     unsafe {
         let module = cudarc::driver::result::module::load_data(ptx.as_ptr() as *const _)
