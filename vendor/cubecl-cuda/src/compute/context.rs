@@ -121,14 +121,7 @@ impl CudaContext {
         self.insert_cached(hash, &compiled);
         // flint patch: NVRTC's cubin where it loads (see `load_compiled`).
         let func = load_compiled(&compiled)?;
-        self.module_names.insert(
-            kernel_id.clone(),
-            CompiledKernel {
-                cube_dim: compiled.cube_dim,
-                shared_mem_bytes: compiled.shared_mem_bytes,
-                func,
-            },
-        );
+        self.insert_module(kernel_id, &compiled, func);
         Ok(())
     }
 
@@ -200,15 +193,20 @@ impl CudaContext {
             backtrace: BackTrace::capture(),
         })??;
         self.insert_cached(done.hash, &done.compiled);
+        self.insert_module(kernel_id, &done.compiled, done.func.0 as *mut CUfunc_st);
+        Ok(())
+    }
+
+    // flint patch: records a kernel compiled here (in line or in the background) as loaded.
+    fn insert_module(&mut self, kernel_id: &KernelId, compiled: &CompiledPtx, func: *mut CUfunc_st) {
         self.module_names.insert(
             kernel_id.clone(),
             CompiledKernel {
-                cube_dim: done.compiled.cube_dim,
-                shared_mem_bytes: done.compiled.shared_mem_bytes,
-                func: done.func.0 as *mut CUfunc_st,
+                cube_dim: compiled.cube_dim,
+                shared_mem_bytes: compiled.shared_mem_bytes,
+                func,
             },
         );
-        Ok(())
     }
 
     /// Loads the kernel from the PTX cache if it is there (`None`), else returns the key it

@@ -265,9 +265,10 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
 
     // With 16-byte reads, K and V arrive through asynchronous copies that need no
     // registers: V of a tile lands while S = Q·Kᵀ runs, the next K while the softmax and
-    // O += P·V run, each signalled by its own barrier (phase `parity`). Otherwise both are staged through
-    // registers at the top of each tile; issuing those loads earlier measured 40% slower
-    // (see docs/PERF.md): the extra live registers cost more than the latency they hid.
+    // O += P·V run, each signalled by its own barrier (phase `parity`). Otherwise both are
+    // staged through registers at the top of each tile; issuing those loads earlier measured
+    // 40% slower (see docs/PERF.md): the extra live registers cost more than the latency
+    // they hid.
     // Q travels with the first K tile, so that the cube waits for memory once, not twice.
     let pipelined = comptime!(p.vec == 8);
     let k_ready = Barrier::shared(units, tid == 0);
@@ -458,7 +459,7 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
         if pipelined {
             // FlashAttention-2's order: V is waited for and the next K issued before the
             // softmax, not after it, so that the next K has the softmax and P·V to land in
-            // (+15-35% for 64x64 tiles, whose P·V is short; docs/PERF.md). Every plane is
+            // (+11-35% for 64x64 tiles, whose P·V is short; docs/PERF.md). Every plane is
             // past S = Q·Kᵀ before K is overwritten.
             v_ready.wait_parity(parity);
             sync_cube();
