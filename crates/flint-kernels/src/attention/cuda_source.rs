@@ -409,6 +409,23 @@ mod tests {
         }
     }
 
+    /// The tensor-core products read their operands where they live (`mma_tiles.rs`): when
+    /// each product copied its A, B and C registers into temporaries and C back, ten element
+    /// copies per product made up half of a kernel's source and NVRTC's time. A few copies
+    /// per product remain (the upper half of each B pair, the score casts, stores of results).
+    #[test]
+    fn mma_operands_are_not_copied() {
+        for (name, source) in &sources() {
+            let products = source.matches("__mma_m16n8k16_").count() - 1; // less the helper
+            let copies = source.matches("] = reinterpret_cast< ").count();
+            assert!(products >= 32, "{name}: only {products} products");
+            assert!(
+                copies <= 4 * products,
+                "{name}: {copies} element copies for {products} products"
+            );
+        }
+    }
+
     /// The kernels' barriers (the forward's asynchronous copies) come from the patched
     /// `cubecl-cpp`'s light prelude of PTX `mbarrier` instructions, not from libcu++'s
     /// `<cuda/barrier>` and cooperative groups, whose parsing costs NVRTC 1.5-2 s per kernel

@@ -29,9 +29,12 @@ use cubecl::prelude::barrier::{Barrier, copy_async_checked};
 
 use crate::attention::dropout::uniform_cube;
 use crate::attention::forward::mma::{
-    PAD, Pair, block_and_head, exp2, mma_step, stage, stage_rows, write_pair,
+    PAD, Pair, block_and_head, exp2, stage, stage_rows, write_pair,
 };
 use crate::attention::forward::{LOG2_E, MASKED_BELOW, NO_MAX, PortableScalars};
+use crate::attention::mma_tiles::{
+    AccTiles, Frags, a_from_acc, acc_tiles, mma_step, upper_pair, zero_tiles,
+};
 
 /// Compile-time shape of one kernel instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -133,7 +136,7 @@ fn visible_mma(
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn mask_pass(
-    acc: &mut Array<Vector<f32, Pair>>,
+    acc: &mut AccTiles,
     #[comptime] m_blocks: u32,
     #[comptime] tiles: u32,
     first: u32,
@@ -154,8 +157,8 @@ fn mask_pass(
             #[unroll]
             for r in 0..2u32 {
                 let fixed = (first + comptime!(m * 16 + r * 8)) as i32;
-                let at = comptime!(((m * tiles + j) * 2 + r) as usize);
-                let mut v = acc[at];
+                let tile = comptime!((m * tiles + j) as usize);
+                let mut v = acc[tile][r as usize];
                 #[unroll]
                 for c in 0..2u32 {
                     let moving = start + (j * 8 + t * 2 + c) as i32;
@@ -169,7 +172,7 @@ fn mask_pass(
                         visible_mma(row, key, row_end, key_end, offset, s, has_left, has_right);
                     v[c as usize] = select(ok, v[c as usize], f32::new(NO_MAX));
                 }
-                acc[at] = v;
+                acc.index_mut(tile)[r as usize] = v;
             }
         }
     }
@@ -182,8 +185,8 @@ fn mask_pass(
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn capped_biased(
-    acc: &mut Array<Vector<f32, Pair>>,
-    cap_d: &mut Array<Vector<f32, Pair>>,
+    acc: &mut AccTiles,
+    cap_d: &mut AccTiles,
     #[comptime] m_blocks: u32,
     #[comptime] tiles: u32,
     first: u32,
@@ -205,8 +208,8 @@ fn capped_biased(
             #[unroll]
             for r in 0..2u32 {
                 let fixed = (first + comptime!(m * 16 + r * 8)) as i32;
-                let at = comptime!(((m * tiles + j) * 2 + r) as usize);
-                let mut v = acc[at];
+                let tile = comptime!((m * tiles + j) as usize);
+                let mut v = acc[tile][r as usize];
                 let mut d = Vector::<f32, Pair>::new(1.0f32);
                 #[unroll]
                 for c in 0..2u32 {
@@ -234,9 +237,9 @@ fn capped_biased(
                     }
                     v[c as usize] = x;
                 }
-                acc[at] = v;
+                acc.index_mut(tile)[r as usize] = v;
                 if comptime!(has_softcap) {
-                    cap_d[at] = d;
+                    cap_d.index_mut(tile)[r as usize] = d;
                 }
             }
         }
@@ -244,30 +247,23 @@ fn capped_biased(
 }
 
 /// `acc[m][2·jp..2·jp + 2] += A_m · b` for each of the `m_blocks` 16-row A fragments in `a`
-/// (4 registers each) and the two 8-column tiles of the B fragment pair `b`; `acc` holds
-/// `[m_blocks][n_tiles][2]` pairs.
+/// and the two 8-column tiles of the B fragment pair `b`; `acc` holds `[m_blocks][n_tiles]`
+/// tiles.
 #[cube]
 fn mma_blocks<E: Float>(
-    a: &Array<Vector<E, Pair>>,
+    a: &Frags<E>,
     b: &Array<Vector<E, Pair>>,
-    acc: &mut Array<Vector<f32, Pair>>,
+    acc: &mut AccTiles,
     #[comptime] m_blocks: u32,
     #[comptime] n_tiles: u32,
     #[comptime] jp: u32,
 ) {
+    let b_hi = upper_pair::<E>(b);
     #[unroll]
     for m in 0..m_blocks {
-        #[unroll]
-        for half in 0..2u32 {
-            mma_step::<E>(
-                a,
-                comptime!(m * 4),
-                b,
-                comptime!(half * 2),
-                acc,
-                comptime!((m * n_tiles + jp * 2 + half) * 2),
-            );
-        }
+        let tile = comptime!((m * n_tiles + jp * 2) as usize);
+        mma_step::<E>(&a[m as usize], b, acc.index_mut(tile));
+        mma_step::<E>(&a[m as usize], &b_hi, acc.index_mut(comptime!(tile + 1)));
     }
 }
 
@@ -282,7 +278,7 @@ fn product_nt<E: Float, N: Size>(
     a_row0: u32,
     b_s: &SharedMemory<Vector<E, N>>,
     b_row0: u32,
-    acc: &mut Array<Vector<f32, Pair>>,
+    acc: &mut AccTiles,
     #[comptime] m_blocks: u32,
     #[comptime] n_tiles: u32,
     #[comptime] depth: u32,
@@ -297,26 +293,19 @@ fn product_nt<E: Float, N: Size>(
     // A: rows 0-7 | 8-15, columns 0-7 | 8-15. B: rows 0-7 | 8-15, columns 0-7 | 8-15.
     let lane_a = ((a_row0 + lm_row + 8 * (lm_mat % 2)) * ld + 8 * (lm_mat / 2)) / vec;
     let lane_b = ((b_row0 + lm_row + 8 * (lm_mat / 2)) * ld + 8 * (lm_mat % 2)) / vec;
-    #[unroll]
-    for i in 0..comptime!(m_blocks * n_tiles * 2) {
-        acc[i as usize] = Vector::new(0.0f32);
-    }
-    let mut a = Array::<Vector<E, Pair>>::new(comptime!(m_blocks * 4) as usize);
+    zero_tiles(acc, comptime!(m_blocks * n_tiles));
     #[unroll]
     for kk in 0..comptime!(depth / 16) {
+        let mut a: Frags<E> = Sequence::new();
         #[unroll]
         for m in 0..m_blocks {
             let at_a = (lane_a + comptime!((m * 16 * ld + kk * 16) / vec)) as usize;
-            let regs = def.load_matrix::<Vector<E, N>, Pair>(
+            a.push(def.load_matrix::<Vector<E, N>, Pair>(
                 &a_s.slice(at_a, at_a + frag),
                 MatrixIdent::A,
                 4usize,
                 false,
-            );
-            #[unroll]
-            for i in 0..4u32 {
-                a[(m * 4 + i) as usize] = regs[i as usize];
-            }
+            ));
         }
         #[unroll]
         for jp in 0..comptime!(n_tiles / 2) {
@@ -345,7 +334,7 @@ fn product_sa_b<E: Float, N: Size>(
     b_s: &SharedMemory<Vector<E, N>>,
     b_row0: u32,
     b_col0: u32,
-    acc: &mut Array<Vector<f32, Pair>>,
+    acc: &mut AccTiles,
     #[comptime] m_blocks: u32,
     #[comptime] k_steps: u32,
     #[comptime] n_tiles: u32,
@@ -361,22 +350,18 @@ fn product_sa_b<E: Float, N: Size>(
     // columns 0-7 | 8-15. The fragments add constants.
     let lane_a = ((a_row0 + lm_row + 8 * (lm_mat % 2)) * ld_a + 8 * (lm_mat / 2)) / 2;
     let lane_b = ((b_row0 + lm_row + 8 * (lm_mat % 2)) * ld + b_col0 + 8 * (lm_mat / 2)) / vec;
-    let mut a = Array::<Vector<E, Pair>>::new(comptime!(m_blocks * 4) as usize);
     #[unroll]
     for kk in 0..k_steps {
+        let mut a: Frags<E> = Sequence::new();
         #[unroll]
         for m in 0..m_blocks {
             let at = (lane_a + comptime!((m * 16 * ld_a + kk * 16) / 2)) as usize;
-            let regs = def.load_matrix::<Vector<E, Pair>, Pair>(
+            a.push(def.load_matrix::<Vector<E, Pair>, Pair>(
                 &a_s.slice(at, at + 4),
                 MatrixIdent::A,
                 4usize,
                 false,
-            );
-            #[unroll]
-            for i in 0..4u32 {
-                a[(m * 4 + i) as usize] = regs[i as usize];
-            }
+            ));
         }
         #[unroll]
         for np in 0..comptime!(n_tiles / 2) {
@@ -398,10 +383,10 @@ fn product_sa_b<E: Float, N: Size>(
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn product_acc_b<E: Float, N: Size>(
-    x: &Array<Vector<f32, Pair>>,
+    x: &AccTiles,
     b_s: &SharedMemory<Vector<E, N>>,
     b_row0: u32,
-    acc: &mut Array<Vector<f32, Pair>>,
+    acc: &mut AccTiles,
     #[comptime] k_tiles: u32,
     #[comptime] n_tiles: u32,
     #[comptime] ld: u32,
@@ -416,11 +401,8 @@ fn product_acc_b<E: Float, N: Size>(
     let lane_b = ((b_row0 + lm_row + 8 * (lm_mat % 2)) * ld + 8 * (lm_mat / 2)) / vec;
     #[unroll]
     for kk in 0..comptime!(k_tiles / 2) {
-        let mut a = Array::<Vector<E, Pair>>::new(4usize);
-        #[unroll]
-        for i in 0..4u32 {
-            a[i as usize] = Vector::cast_from(x[(kk * 4 + i) as usize]);
-        }
+        let mut a: Frags<E> = Sequence::new();
+        a.push(a_from_acc::<E>(x, comptime!(kk * 2)));
         #[unroll]
         for np in 0..comptime!(n_tiles / 2) {
             // Matrices (transposed): rows 16·kk + 0-7 | 8-15, columns 16·np + 0-7 | 8-15.
@@ -599,26 +581,13 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
         tid,
     );
 
-    // `[m_blocks][pd_tiles][2]` and `[m_blocks][pdv_tiles][2]` pairs.
-    let dk_len = comptime!(m_blocks * pd_tiles * 2);
-    let dv_len = comptime!(m_blocks * pdv_tiles * 2);
-    let mut dk_acc = Array::<Vector<f32, Pair>>::new(dk_len as usize);
-    let mut dv_acc = Array::<Vector<f32, Pair>>::new(dv_len as usize);
-    #[unroll]
-    for i in 0..dk_len {
-        dk_acc[i as usize] = Vector::new(0.0f32);
-    }
-    #[unroll]
-    for i in 0..dv_len {
-        dv_acc[i as usize] = Vector::new(0.0f32);
-    }
-    let mut st = Array::<Vector<f32, Pair>>::new(comptime!((q_tiles * 2) as usize));
-    let mut dpt = Array::<Vector<f32, Pair>>::new(comptime!((q_tiles * 2) as usize));
-    // The softcap's derivative per score (one stand-in entry without softcap).
-    let mut cap_d =
-        Array::<Vector<f32, Pair>>::new(
-            comptime!(if p.has_softcap { q_tiles * 2 } else { 1 }) as usize
-        );
+    // `[m_blocks][pd_tiles]` and `[m_blocks][pdv_tiles]` tiles.
+    let mut dk_acc = acc_tiles(comptime!(m_blocks * pd_tiles));
+    let mut dv_acc = acc_tiles(comptime!(m_blocks * pdv_tiles));
+    let mut st = acc_tiles(q_tiles);
+    let mut dpt = acc_tiles(q_tiles);
+    // The softcap's derivative per score (no tiles without softcap).
+    let mut cap_d = acc_tiles(comptime!(if p.has_softcap { q_tiles } else { 0 }));
     let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
     let scale2 = s.scale * LOG2_E;
 
@@ -768,8 +737,8 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
             for j in 0..pq_tiles {
                 #[unroll]
                 for r in 0..2u32 {
-                    let at = comptime!(((m * pq_tiles + j) * 2 + r) as usize);
-                    let mut pv = st[at];
+                    let tile = comptime!((m * pq_tiles + j) as usize);
+                    let mut pv = st[tile][r as usize];
                     #[unroll]
                     for c in 0..2u32 {
                         let l = lse_s[(stat_at + comptime!(j * 8 + c)) as usize];
@@ -781,7 +750,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
                         }
                         pv[c as usize] = e;
                     }
-                    st[at] = pv;
+                    st.index_mut(tile)[r as usize] = pv;
                 }
             }
         }
@@ -809,10 +778,10 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
             for j in 0..pq_tiles {
                 #[unroll]
                 for r in 0..2u32 {
-                    let at = comptime!(((m * pq_tiles + j) * 2 + r) as usize);
+                    let tile = comptime!((m * pq_tiles + j) as usize);
                     let key = plane_key + comptime!(m * 16 + r * 8);
-                    let mut pv = st[at];
-                    let mut dsv = dpt[at];
+                    let mut pv = st[tile][r as usize];
+                    let mut dsv = dpt[tile][r as usize];
                     #[unroll]
                     for c in 0..2u32 {
                         let qi = q_col0 + comptime!(j * 8 + c) + t * 2;
@@ -838,14 +807,14 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
                             }
                         }
                         if comptime!(p.has_softcap) {
-                            let cd = cap_d[at];
+                            let cd = cap_d[tile][r as usize];
                             ds *= cd[c as usize];
                         }
                         pv[c as usize] = weight;
                         dsv[c as usize] = ds;
                     }
-                    st[at] = pv;
-                    dpt[at] = dsv;
+                    st.index_mut(tile)[r as usize] = pv;
+                    dpt.index_mut(tile)[r as usize] = dsv;
                     // Conflict-free: the 8 rows of a store are 4 banks apart, t picks within.
                     let at_s = ds_lane + comptime!(((m * 16 + r * 8) * ld_ds + j * 8) / 2);
                     if comptime!(p.fused_dq || p.grid) {
@@ -977,7 +946,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
                     + (d_col0 + t * 2) as usize;
                 #[unroll]
                 for i in 0..pd_tiles {
-                    let mut pair = dk_acc[comptime!(((m * pd_tiles + i) * 2 + r) as usize)];
+                    let mut pair = dk_acc[comptime!((m * pd_tiles + i) as usize)][r as usize];
                     pair[0] *= s.scale;
                     pair[1] *= s.scale;
                     write_pair::<E, NO>(dk, dk_base + comptime!(i * 8) as usize, pair, p.out_vec);
@@ -988,7 +957,7 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
                     + (dv_col0 + t * 2) as usize;
                 #[unroll]
                 for i in 0..pdv_tiles {
-                    let pair = dv_acc[comptime!(((m * pdv_tiles + i) * 2 + r) as usize)];
+                    let pair = dv_acc[comptime!((m * pdv_tiles + i) as usize)][r as usize];
                     write_pair::<E, NO>(dv, dv_base + comptime!(i * 8) as usize, pair, p.out_vec);
                 }
             }
@@ -1123,17 +1092,10 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
         d_row[r as usize] = dl;
     }
 
-    let mut dq_acc = Array::<Vector<f32, Pair>>::new(comptime!((d_tiles * 2) as usize));
-    #[unroll]
-    for i in 0..comptime!(d_tiles * 2) {
-        dq_acc[i as usize] = Vector::new(0.0f32);
-    }
-    let mut sc = Array::<Vector<f32, Pair>>::new(comptime!((k_tiles * 2) as usize));
-    let mut dp = Array::<Vector<f32, Pair>>::new(comptime!((k_tiles * 2) as usize));
-    let mut cap_d =
-        Array::<Vector<f32, Pair>>::new(
-            comptime!(if p.has_softcap { k_tiles * 2 } else { 1 }) as usize
-        );
+    let mut dq_acc = acc_tiles(d_tiles);
+    let mut sc = acc_tiles(k_tiles);
+    let mut dp = acc_tiles(k_tiles);
+    let mut cap_d = acc_tiles(comptime!(if p.has_softcap { k_tiles } else { 0 }));
     let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
     let scale2 = s.scale * LOG2_E;
     let bias_base = b as usize * s.bias_stride_b as usize + h as usize * s.bias_stride_h as usize;
@@ -1290,8 +1252,8 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
         for j in 0..k_tiles {
             #[unroll]
             for r in 0..2u32 {
-                let at = (j * 2 + r) as usize;
-                let mut sv = sc[at];
+                let tile = j as usize;
+                let mut sv = sc[tile][r as usize];
                 #[unroll]
                 for c in 0..2u32 {
                     let l = l_row[r as usize];
@@ -1302,7 +1264,7 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
                     }
                     sv[c as usize] = e;
                 }
-                sc[at] = sv;
+                sc.index_mut(tile)[r as usize] = sv;
             }
         }
         if needs_mask {
@@ -1327,9 +1289,9 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
         for j in 0..k_tiles {
             #[unroll]
             for r in 0..2u32 {
-                let at = (j * 2 + r) as usize;
-                let sv = sc[at];
-                let mut dsv = dp[at];
+                let tile = j as usize;
+                let sv = sc[tile][r as usize];
+                let mut dsv = dp[tile][r as usize];
                 #[unroll]
                 for c in 0..2u32 {
                     let prob = exp2(sv[c as usize]);
@@ -1341,12 +1303,12 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
                     }
                     let mut ds = prob * (dpv - d_row[r as usize]);
                     if comptime!(p.has_softcap) {
-                        let cd = cap_d[at];
+                        let cd = cap_d[tile][r as usize];
                         ds *= cd[c as usize];
                     }
                     dsv[c as usize] = ds;
                 }
-                dp[at] = dsv;
+                dp.index_mut(tile)[r as usize] = dsv;
             }
         }
         // dQ += dS·K.
@@ -1373,7 +1335,7 @@ pub fn attention_bwd_dq_mma<E: Float, N: Size, NO: Size>(
                 b as usize * dq.stride(0) + h as usize * dq.stride(1) + row as usize * dq.stride(2);
             #[unroll]
             for i in 0..d_tiles {
-                let mut pair = dq_acc[(i * 2 + r) as usize];
+                let mut pair = dq_acc[i as usize][r as usize];
                 pair[0] *= s.scale;
                 pair[1] *= s.scale;
                 write_pair::<E, NO>(dq, base + (i * 8 + t * 2) as usize, pair, p.out_vec);
@@ -1438,29 +1400,22 @@ fn dq_atomic<E: Float, N: Size, NA: Size>(
     // 0-7 | 8-15 by query columns 0-7 | 8-15 of each 16-query sub-tile.
     let lane_a = ((lm_row + 8 * (lm_mat / 2)) * ld_ds + mt * rows + 8 * (lm_mat % 2)) / 2;
     let lane_b = ((lm_row + 8 * (lm_mat % 2)) * ld_k + col0 + 8 * (lm_mat / 2)) / vec;
-    let mut a = Array::<Vector<E, Pair>>::new(comptime!(m_sub * 4) as usize);
-    let mut acc = Array::<Vector<f32, Pair>>::new(comptime!((m_sub * n_tiles * 2) as usize));
+    let mut acc = acc_tiles(comptime!(m_sub * n_tiles));
     #[unroll]
     for ch in 0..chunks {
-        #[unroll]
-        for i in 0..comptime!(m_sub * n_tiles * 2) {
-            acc[i as usize] = Vector::new(0.0f32);
-        }
+        zero_tiles(&mut acc, comptime!(m_sub * n_tiles));
         #[unroll]
         for kk in 0..p.planes {
+            let mut a: Frags<E> = Sequence::new();
             #[unroll]
             for ms in 0..m_sub {
                 let at = (lane_a + comptime!((kk * 16 * ld_ds + ms * 16) / 2)) as usize;
-                let regs = def.load_matrix::<Vector<E, Pair>, Pair>(
+                a.push(def.load_matrix::<Vector<E, Pair>, Pair>(
                     &ds_s.slice(at, at + 4),
                     MatrixIdent::A,
                     4usize,
                     true,
-                );
-                #[unroll]
-                for i in 0..4u32 {
-                    a[(ms * 4 + i) as usize] = regs[i as usize];
-                }
+                ));
             }
             #[unroll]
             for np in 0..comptime!(n_tiles / 2) {
@@ -1473,20 +1428,7 @@ fn dq_atomic<E: Float, N: Size, NA: Size>(
                     4usize,
                     true,
                 );
-                #[unroll]
-                for ms in 0..m_sub {
-                    #[unroll]
-                    for half in 0..2u32 {
-                        mma_step::<E>(
-                            &a,
-                            comptime!(ms * 4),
-                            &bm,
-                            comptime!(half * 2),
-                            &mut acc,
-                            comptime!(((ms * n_tiles) + np * 2 + half) * 2),
-                        );
-                    }
-                }
+                mma_blocks::<E>(&a, &bm, &mut acc, m_sub, n_tiles, np);
             }
         }
         // The lane's first pair of each row, in pairs; the 8-column tiles add constants
@@ -1507,7 +1449,7 @@ fn dq_atomic<E: Float, N: Size, NA: Size>(
                     #[unroll]
                     for j in 0..n_tiles {
                         dq_acc[lane_at + comptime!(j * 32) as usize].fetch_add(Vector::cast_from(
-                            acc[((ms * n_tiles + j) * 2 + r) as usize],
+                            acc[(ms * n_tiles + j) as usize][r as usize],
                         ));
                     }
                 }

@@ -22,6 +22,7 @@ use cubecl::prelude::*;
 use super::portable::PortableScalars;
 use super::{LOG2_E, MASKED_BELOW, NO_MAX};
 use crate::attention::dropout::uniform_cube;
+use crate::attention::mma_tiles::{Frags, a_from_acc, acc_tiles, mma_step, upper_pair, zero_tiles};
 
 /// Elements each shared-memory row is padded by (16 bytes: rows start 4 banks apart).
 pub(crate) const PAD: u32 = 8;
@@ -332,35 +333,25 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
     }
     let q_steps = comptime!(p.head_dim / 16);
     // Q fragments kept in registers (one tile per plane): k-step kk holds [4·kk, 4·kk + 4).
-    let mut q_frag =
-        Array::<Vector<E, Pair>>::new(comptime!(if q_regs { q_steps * 4 } else { 4 }) as usize);
+    let mut q_frag: Frags<E> = Sequence::new();
     if comptime!(q_regs) {
         #[unroll]
         for kk in 0..q_steps {
             let at = (lane_q + comptime!(kk * 16 / p.vec)) as usize;
-            let regs = def.load_matrix::<Vector<E, N>, Pair>(
+            q_frag.push(def.load_matrix::<Vector<E, N>, Pair>(
                 &q_s.slice(at, at + frag),
                 MatrixIdent::A,
                 4usize,
                 false,
-            );
-            #[unroll]
-            for r in 0..4u32 {
-                q_frag[(kk * 4 + r) as usize] = regs[r as usize];
-            }
+            ));
         }
     }
 
     let s_tiles = comptime!(p.block_kv / 8);
     let o_tiles = comptime!(p.val_dim / 8);
-    // Accumulators: tile j of row tile mi holds registers 2·(mi·tiles + j) (row g) and the
-    // next one (row g + 8).
-    let mut o_acc = Array::<Vector<f32, Pair>>::new(comptime!((mt * o_tiles * 2) as usize));
-    #[unroll]
-    for i in 0..comptime!(mt * o_tiles * 2) {
-        o_acc[i as usize] = Vector::new(0.0f32);
-    }
-    let mut s_acc = Array::<Vector<f32, Pair>>::new(comptime!((mt * s_tiles * 2) as usize));
+    // Accumulators: tile j of row tile mi is tile mi·tiles + j.
+    let mut o_acc = acc_tiles(comptime!(mt * o_tiles));
+    let mut s_acc = acc_tiles(comptime!(mt * s_tiles));
     // Running max and sum per row, indexed 2·mi + r.
     let mut m_run = Array::<f32>::new(comptime!((mt * 2) as usize));
     let mut l_run = Array::<f32>::new(comptime!((mt * 2) as usize));
@@ -401,57 +392,43 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
         }
 
         // S = Q·Kᵀ: each K fragment pair feeds every row tile of the plane.
-        #[unroll]
-        for i in 0..comptime!(mt * s_tiles * 2) {
-            s_acc[i as usize] = Vector::new(0.0f32);
-        }
+        zero_tiles(&mut s_acc, comptime!(mt * s_tiles));
         #[unroll]
         for kk in 0..q_steps {
-            let mut qa = Array::<Vector<E, Pair>>::new(comptime!((mt * 4) as usize));
+            let mut qa: Frags<E> = Sequence::new();
             #[unroll]
             for mi in 0..mt {
-                if comptime!(q_regs) {
-                    #[unroll]
-                    for r in 0..4u32 {
-                        qa[r as usize] = q_frag[(kk * 4 + r) as usize];
-                    }
-                } else {
+                if comptime!(!q_regs) {
                     let at = (lane_q + comptime!((mi * 16 * ld_k + kk * 16) / p.vec)) as usize;
-                    let regs = def.load_matrix::<Vector<E, N>, Pair>(
+                    qa.push(def.load_matrix::<Vector<E, N>, Pair>(
                         &q_s.slice(at, at + frag),
                         MatrixIdent::A,
                         4usize,
                         false,
-                    );
-                    #[unroll]
-                    for r in 0..4u32 {
-                        qa[(mi * 4 + r) as usize] = regs[r as usize];
-                    }
+                    ));
                 }
             }
             #[unroll]
             for jp in 0..comptime!(s_tiles / 2) {
                 // Matrices: keys 16·jp + 0-7 | 8-15, dims 16·kk + 0-7 | 8-15.
                 let at = (lane_k + comptime!((jp * 16 * ld_k + kk * 16) / p.vec)) as usize;
-                let b_regs = def.load_matrix::<Vector<E, N>, Pair>(
+                let b_lo = def.load_matrix::<Vector<E, N>, Pair>(
                     &k_s.slice(at, at + frag),
                     MatrixIdent::B,
                     4usize,
                     false,
                 );
+                let b_hi = upper_pair::<E>(&b_lo);
                 #[unroll]
                 for mi in 0..mt {
-                    #[unroll]
-                    for half in 0..2u32 {
-                        mma_step::<E>(
-                            &qa,
-                            comptime!(mi * 4),
-                            &b_regs,
-                            comptime!(half * 2),
-                            &mut s_acc,
-                            comptime!((mi * s_tiles + jp * 2 + half) * 2),
-                        );
-                    }
+                    let tile = (mi * s_tiles + jp * 2) as usize;
+                    let a = if comptime!(q_regs) {
+                        &q_frag[kk as usize]
+                    } else {
+                        &qa[mi as usize]
+                    };
+                    mma_step::<E>(a, &b_lo, s_acc.index_mut(tile));
+                    mma_step::<E>(a, &b_hi, s_acc.index_mut(tile + 1));
                 }
             }
         }
@@ -485,8 +462,8 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                     for r in 0..2u32 {
                         let rh = row_head(plane_first, h, &row_s, &row_h, mi, r, p.packed);
                         let (row, hh) = (rh[0], rh[1]);
-                        let at = ((mi * s_tiles + j) * 2 + r) as usize;
-                        let mut pair = s_acc[at];
+                        let tile = (mi * s_tiles + j) as usize;
+                        let mut pair = s_acc[tile][r as usize];
                         #[unroll]
                         for c in 0..2u32 {
                             let key = start + (j * 8 + t * 2 + c) as i32;
@@ -508,7 +485,7 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                             }
                             pair[c as usize] = x;
                         }
-                        s_acc[at] = pair;
+                        s_acc.index_mut(tile)[r as usize] = pair;
                     }
                 }
             }
@@ -524,8 +501,8 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                     #[unroll]
                     for r in 0..2u32 {
                         let row = row_head(plane_first, h, &row_s, &row_h, mi, r, p.packed)[0];
-                        let at = ((mi * s_tiles + j) * 2 + r) as usize;
-                        let mut pair = s_acc[at];
+                        let tile = (mi * s_tiles + j) as usize;
+                        let mut pair = s_acc[tile][r as usize];
                         #[unroll]
                         for c in 0..2u32 {
                             let key = start + (j * 8 + t * 2 + c) as i32;
@@ -538,7 +515,7 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                             }
                             pair[c as usize] = select(visible, pair[c as usize], s.neg_inf);
                         }
-                        s_acc[at] = pair;
+                        s_acc.index_mut(tile)[r as usize] = pair;
                     }
                 }
             }
@@ -563,7 +540,7 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                 let mut mx = s.neg_inf;
                 #[unroll]
                 for j in 0..s_tiles {
-                    let pair = s_acc[((mi * s_tiles + j) * 2 + r) as usize];
+                    let pair = s_acc[(mi * s_tiles + j) as usize][r as usize];
                     mx = max(mx, max(pair[0], pair[1]));
                 }
                 mx = max(mx, plane_shuffle_xor(mx, 1u32));
@@ -589,11 +566,11 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                     let alpha = exp2(m_old * to2 - m_sub * to2);
                     #[unroll]
                     for i in 0..o_tiles {
-                        let at = ((mi * o_tiles + i) * 2 + r) as usize;
-                        let mut o = o_acc[at];
+                        let tile = (mi * o_tiles + i) as usize;
+                        let mut o = o_acc[tile][r as usize];
                         o[0] *= alpha;
                         o[1] *= alpha;
-                        o_acc[at] = o;
+                        o_acc.index_mut(tile)[r as usize] = o;
                     }
                     l_run[(mi * 2 + r) as usize] *= alpha;
                 }
@@ -612,8 +589,8 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                 let mut sum = 0.0f32;
                 #[unroll]
                 for j in 0..s_tiles {
-                    let at = ((mi * s_tiles + j) * 2 + r) as usize;
-                    let mut pair = s_acc[at];
+                    let tile = (mi * s_tiles + j) as usize;
+                    let mut pair = s_acc[tile][r as usize];
                     #[unroll]
                     for c in 0..2u32 {
                         // A NaN score (NaN in q, k or bias) gives a NaN probability, which
@@ -627,7 +604,7 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                         }
                         pair[c as usize] = prob;
                     }
-                    s_acc[at] = pair;
+                    s_acc.index_mut(tile)[r as usize] = pair;
                 }
                 l_run[(mi * 2 + r) as usize] += sum;
             }
@@ -637,38 +614,27 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
         // k-step kk; each V fragment pair feeds every row tile.
         #[unroll]
         for kk in 0..comptime!(p.block_kv / 16) {
-            let mut p_frag = Array::<Vector<E, Pair>>::new(comptime!((mt * 4) as usize));
+            let mut p_frag: Frags<E> = Sequence::new();
             #[unroll]
             for mi in 0..mt {
-                #[unroll]
-                for i in 0..4u32 {
-                    p_frag[(mi * 4 + i) as usize] =
-                        Vector::cast_from(s_acc[((mi * s_tiles + kk * 2) * 2 + i) as usize]);
-                }
+                p_frag.push(a_from_acc::<E>(&s_acc, comptime!(mi * s_tiles + kk * 2)));
             }
             #[unroll]
             for np in 0..comptime!(o_tiles / 2) {
                 // Matrices (transposed): keys 16·kk + 0-7 | 8-15, dims 16·np + 0-7 | 8-15.
                 let at = (lane_v + comptime!((kk * 16 * ld_v + np * 16) / p.vec)) as usize;
-                let b_regs = def.load_matrix::<Vector<E, N>, Pair>(
+                let b_lo = def.load_matrix::<Vector<E, N>, Pair>(
                     &v_s.slice(at, at + frag),
                     MatrixIdent::B,
                     4usize,
                     true,
                 );
+                let b_hi = upper_pair::<E>(&b_lo);
                 #[unroll]
                 for mi in 0..mt {
-                    #[unroll]
-                    for half in 0..2u32 {
-                        mma_step::<E>(
-                            &p_frag,
-                            comptime!(mi * 4),
-                            &b_regs,
-                            comptime!(half * 2),
-                            &mut o_acc,
-                            comptime!((mi * o_tiles + np * 2 + half) * 2),
-                        );
-                    }
+                    let tile = (mi * o_tiles + np * 2) as usize;
+                    mma_step::<E>(&p_frag[mi as usize], &b_lo, o_acc.index_mut(tile));
+                    mma_step::<E>(&p_frag[mi as usize], &b_hi, o_acc.index_mut(tile + 1));
                 }
             }
         }
@@ -702,7 +668,7 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                     + row as usize * out.stride(2);
                 #[unroll]
                 for i in 0..o_tiles {
-                    let mut pair = o_acc[((mi * o_tiles + i) * 2 + r) as usize];
+                    let mut pair = o_acc[(mi * o_tiles + i) as usize][r as usize];
                     pair[0] *= inv;
                     pair[1] *= inv;
                     let col = (i * 8 + t * 2) as usize;
@@ -727,36 +693,6 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
 #[cube]
 pub(crate) fn exp2(x: f32) -> f32 {
     f32::powf(2.0f32, x)
-}
-
-/// One `m16n8k16` product: `c[c_at..c_at + 2] += a[a_at..a_at + 4] · b[b_at..b_at + 2]`.
-#[cube]
-pub(crate) fn mma_step<E: Float>(
-    a: &Array<Vector<E, Pair>>,
-    #[comptime] a_at: u32,
-    b: &Array<Vector<E, Pair>>,
-    #[comptime] b_at: u32,
-    c: &mut Array<Vector<f32, Pair>>,
-    #[comptime] c_at: u32,
-) {
-    let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
-    let mut ta = Array::<Vector<E, Pair>>::new(4usize);
-    let mut tb = Array::<Vector<E, Pair>>::new(2usize);
-    let mut tc = Array::<Vector<f32, Pair>>::new(2usize);
-    #[unroll]
-    for i in 0..4u32 {
-        ta[i as usize] = a[(a_at + i) as usize];
-    }
-    #[unroll]
-    for i in 0..2u32 {
-        tb[i as usize] = b[(b_at + i) as usize];
-        tc[i as usize] = c[(c_at + i) as usize];
-    }
-    def.execute_inplace::<Pair, Pair, Pair>(&ta, &tb, &mut tc);
-    #[unroll]
-    for i in 0..2u32 {
-        c[(c_at + i) as usize] = tc[i as usize];
-    }
 }
 
 /// Writes two adjacent output elements starting at element `at`.
