@@ -398,7 +398,18 @@ impl<D: Dialect> CppCompiler<D> {
         let mut processors: Vec<&dyn Processor> = vec![&*checked_io];
         processors.extend(dialect_processors.iter().map(|it| &**it));
 
-        let processing = scope.process(processors);
+        let mut processing = scope.process(processors);
+
+        // flint patch: CubeCL's pool of mutable locals hands them out in a randomly seeded hash
+        // order, so the same kernel declared them in a different order in each process, and
+        // NVVM's numbering, hence ptxas's allocation, followed. Each run of mutable locals is
+        // declared by id; every other variable keeps its place.
+        for run in processing
+            .variables
+            .chunk_by_mut(|a, b| local_mut_id(a).is_some() && local_mut_id(b).is_some())
+        {
+            run.sort_by_key(local_mut_id);
+        }
 
         for var in processing.variables {
             instructions.push(Instruction::DeclareVariable {
@@ -2162,5 +2173,13 @@ pub fn register_supported_types(props: &mut DeviceProperties) {
             Type::new(gpu::StorageType::Atomic(ty)),
             AtomicUsage::Add | AtomicUsage::LoadStore,
         );
+    }
+}
+
+/// flint patch: the id of a mutable local, the key its declarations are sorted by.
+fn local_mut_id(var: &gpu::Variable) -> Option<gpu::Id> {
+    match var.kind {
+        gpu::VariableKind::LocalMut { id } => Some(id),
+        _ => None,
     }
 }

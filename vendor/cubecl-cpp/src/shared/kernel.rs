@@ -168,7 +168,11 @@ pub fn type_vectorized_definitions<D: Dialect>(
     f: &mut std::fmt::Formatter<'_>,
     items: &HashSet<Item<D>>,
 ) -> std::fmt::Result {
-    for item in items.iter() {
+    // flint patch: in a fixed order (by name), not the set's randomly seeded one, so that a
+    // kernel's source is the same in every process.
+    let mut items: Vec<(String, &Item<D>)> = items.iter().map(|it| (it.to_string(), it)).collect();
+    items.sort_by(|a, b| a.0.cmp(&b.0));
+    for (_, item) in items {
         let elem = item.elem;
         let size = item.vectorization;
         let alignment = elem.size() * size;
