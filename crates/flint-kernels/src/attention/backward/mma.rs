@@ -269,7 +269,7 @@ fn mma_blocks<E: Float>(
 
 /// `acc = A · Bᵀ` over a contraction of `depth` (row-major tiles with row stride `ld`), from
 /// zero: A is `m_blocks`·16 rows of `a_s` from `a_row0`, B `n_tiles`·8 rows of `b_s` from
-/// `b_row0`; `acc` holds `[m_blocks][n_tiles][2]` pairs. Each B fragment serves every block
+/// `b_row0`; `acc` holds `[m_blocks][n_tiles]` tiles. Each B fragment serves every block
 /// of A.
 #[cube]
 #[allow(clippy::too_many_arguments)]
@@ -325,7 +325,7 @@ fn product_nt<E: Float, N: Size>(
 /// `acc += A · B` where A is `m_blocks`·16 rows of `a_s` from `a_row0` (pairs of `E`, row
 /// stride `ld_a` elements; contraction `k_steps`·16 along the row) and B the `k_steps`·16
 /// rows of `b_s` from `b_row0`, `n_tiles`·8 columns from `b_col0` (row stride `ld`), read
-/// with the transposing `ldmatrix`. `acc` holds `[m_blocks][n_tiles][2]` pairs.
+/// with the transposing `ldmatrix`. `acc` holds `[m_blocks][n_tiles]` tiles.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn product_sa_b<E: Float, N: Size>(
