@@ -6,6 +6,7 @@
 #   scripts/device/local_ptxas.sh [OUT_DIR]
 # FLINT_KERNELS (shell patterns separated by spaces, e.g. '*dkdv*p8_fused *fwd*q128_kv64')
 # limits NVRTC and ptxas to the kernels whose names match one; every source is still written.
+# `sass_loop.py` then compares the kernels' loops (instructions, moves) with another run's.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out="${1:-target/cuda-source}"
