@@ -35,9 +35,7 @@ pub(crate) fn acc_tiles(#[comptime] n: u32) -> AccTiles {
     }
     #[unroll]
     for i in 0..n {
-        let tile = tiles.index_mut(comptime!(n - 1 - i) as usize);
-        tile[0] = Vector::new(0.0f32);
-        tile[1] = Vector::new(0.0f32);
+        zero_tile(tiles.index_mut(comptime!(n - 1 - i) as usize));
     }
     tiles
 }
@@ -47,10 +45,15 @@ pub(crate) fn acc_tiles(#[comptime] n: u32) -> AccTiles {
 pub(crate) fn zero_tiles(tiles: &mut AccTiles, #[comptime] n: u32) {
     #[unroll]
     for i in 0..n {
-        let tile = tiles.index_mut(i as usize);
-        tile[0] = Vector::new(0.0f32);
-        tile[1] = Vector::new(0.0f32);
+        zero_tile(tiles.index_mut(i as usize));
     }
+}
+
+/// Sets one tile to zero.
+#[cube]
+fn zero_tile(tile: &mut Array<Vector<f32, Pair>>) {
+    tile[0] = Vector::new(0.0f32);
+    tile[1] = Vector::new(0.0f32);
 }
 
 /// The upper half of a B fragment pair from one four-matrix `ldmatrix` (its second 8-column
@@ -61,6 +64,27 @@ pub(crate) fn upper_pair<E: Float>(b: &Array<Vector<E, Pair>>) -> Array<Vector<E
     hi[0] = b[2];
     hi[1] = b[3];
     hi
+}
+
+/// `acc[m][2·jp..2·jp + 2] += A_m · b` for each of the `m_blocks` 16-row A fragments in `a`
+/// and the two 8-column tiles of the B fragment pair `b`; `acc` holds `[m_blocks][n_tiles]`
+/// tiles.
+#[cube]
+pub(crate) fn mma_blocks<E: Float>(
+    a: &Frags<E>,
+    b: &Array<Vector<E, Pair>>,
+    acc: &mut AccTiles,
+    #[comptime] m_blocks: u32,
+    #[comptime] n_tiles: u32,
+    #[comptime] jp: u32,
+) {
+    let b_hi = upper_pair::<E>(b);
+    #[unroll]
+    for m in 0..m_blocks {
+        let tile = comptime!((m * n_tiles + jp * 2) as usize);
+        mma_step::<E>(&a[m as usize], b, acc.index_mut(tile));
+        mma_step::<E>(&a[m as usize], &b_hi, acc.index_mut(comptime!(tile + 1)));
+    }
 }
 
 /// One `m16n8k16` product, `c += a · b`: `a` holds four pairs, `b` at least two (the first

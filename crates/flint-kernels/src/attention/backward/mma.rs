@@ -32,9 +32,7 @@ use crate::attention::forward::mma::{
     PAD, Pair, block_and_head, exp2, stage, stage_rows, write_pair,
 };
 use crate::attention::forward::{LOG2_E, MASKED_BELOW, NO_MAX, PortableScalars};
-use crate::attention::mma_tiles::{
-    AccTiles, Frags, a_from_acc, acc_tiles, mma_step, upper_pair, zero_tiles,
-};
+use crate::attention::mma_tiles::{AccTiles, Frags, a_from_acc, acc_tiles, mma_blocks, zero_tiles};
 
 /// Compile-time shape of one kernel instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -243,27 +241,6 @@ fn capped_biased(
                 }
             }
         }
-    }
-}
-
-/// `acc[m][2·jp..2·jp + 2] += A_m · b` for each of the `m_blocks` 16-row A fragments in `a`
-/// and the two 8-column tiles of the B fragment pair `b`; `acc` holds `[m_blocks][n_tiles]`
-/// tiles.
-#[cube]
-fn mma_blocks<E: Float>(
-    a: &Frags<E>,
-    b: &Array<Vector<E, Pair>>,
-    acc: &mut AccTiles,
-    #[comptime] m_blocks: u32,
-    #[comptime] n_tiles: u32,
-    #[comptime] jp: u32,
-) {
-    let b_hi = upper_pair::<E>(b);
-    #[unroll]
-    for m in 0..m_blocks {
-        let tile = comptime!((m * n_tiles + jp * 2) as usize);
-        mma_step::<E>(&a[m as usize], b, acc.index_mut(tile));
-        mma_step::<E>(&a[m as usize], &b_hi, acc.index_mut(comptime!(tile + 1)));
     }
 }
 

@@ -22,7 +22,7 @@ use cubecl::prelude::*;
 use super::portable::PortableScalars;
 use super::{LOG2_E, MASKED_BELOW, NO_MAX};
 use crate::attention::dropout::uniform_cube;
-use crate::attention::mma_tiles::{Frags, a_from_acc, acc_tiles, mma_step, upper_pair, zero_tiles};
+use crate::attention::mma_tiles::{Frags, a_from_acc, acc_tiles, mma_blocks, zero_tiles};
 
 /// Elements each shared-memory row is padded by (16 bytes: rows start 4 banks apart).
 pub(crate) const PAD: u32 = 8;
@@ -332,18 +332,20 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
         sync_cube();
     }
     let q_steps = comptime!(p.head_dim / 16);
-    // Q fragments kept in registers (one tile per plane): k-step kk holds [4·kk, 4·kk + 4).
-    let mut q_frag: Frags<E> = Sequence::new();
+    // Q fragments kept in registers (one tile per plane): k-step kk's one fragment.
+    let mut q_frag: Sequence<Frags<E>> = Sequence::new();
     if comptime!(q_regs) {
         #[unroll]
         for kk in 0..q_steps {
             let at = (lane_q + comptime!(kk * 16 / p.vec)) as usize;
-            q_frag.push(def.load_matrix::<Vector<E, N>, Pair>(
+            let mut step: Frags<E> = Sequence::new();
+            step.push(def.load_matrix::<Vector<E, N>, Pair>(
                 &q_s.slice(at, at + frag),
                 MatrixIdent::A,
                 4usize,
                 false,
             ));
+            q_frag.push(step);
         }
     }
 
@@ -412,24 +414,18 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
             for jp in 0..comptime!(s_tiles / 2) {
                 // Matrices: keys 16·jp + 0-7 | 8-15, dims 16·kk + 0-7 | 8-15.
                 let at = (lane_k + comptime!((jp * 16 * ld_k + kk * 16) / p.vec)) as usize;
-                let b_lo = def.load_matrix::<Vector<E, N>, Pair>(
+                let b = def.load_matrix::<Vector<E, N>, Pair>(
                     &k_s.slice(at, at + frag),
                     MatrixIdent::B,
                     4usize,
                     false,
                 );
-                let b_hi = upper_pair::<E>(&b_lo);
-                #[unroll]
-                for mi in 0..mt {
-                    let tile = (mi * s_tiles + jp * 2) as usize;
-                    let a = if comptime!(q_regs) {
-                        &q_frag[kk as usize]
-                    } else {
-                        &qa[mi as usize]
-                    };
-                    mma_step::<E>(a, &b_lo, s_acc.index_mut(tile));
-                    mma_step::<E>(a, &b_hi, s_acc.index_mut(tile + 1));
-                }
+                let a = if comptime!(q_regs) {
+                    &q_frag[kk as usize]
+                } else {
+                    &qa
+                };
+                mma_blocks::<E>(a, &b, &mut s_acc, mt, s_tiles, jp);
             }
         }
 
@@ -623,19 +619,13 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
             for np in 0..comptime!(o_tiles / 2) {
                 // Matrices (transposed): keys 16·kk + 0-7 | 8-15, dims 16·np + 0-7 | 8-15.
                 let at = (lane_v + comptime!((kk * 16 * ld_v + np * 16) / p.vec)) as usize;
-                let b_lo = def.load_matrix::<Vector<E, N>, Pair>(
+                let b = def.load_matrix::<Vector<E, N>, Pair>(
                     &v_s.slice(at, at + frag),
                     MatrixIdent::B,
                     4usize,
                     true,
                 );
-                let b_hi = upper_pair::<E>(&b_lo);
-                #[unroll]
-                for mi in 0..mt {
-                    let tile = (mi * o_tiles + np * 2) as usize;
-                    mma_step::<E>(&p_frag[mi as usize], &b_lo, o_acc.index_mut(tile));
-                    mma_step::<E>(&p_frag[mi as usize], &b_hi, o_acc.index_mut(tile + 1));
-                }
+                mma_blocks::<E>(&p_frag, &b, &mut o_acc, mt, o_tiles, np);
             }
         }
         if !pipelined {
