@@ -5,3 +5,4 @@ mod attention_fwd;
 mod manifest;
 mod mha;
 mod tune_e2e;
+mod wgmma;

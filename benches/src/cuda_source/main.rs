@@ -11,6 +11,7 @@
 fn main() -> Result<(), String> {
     use flint_kernels::attention::cuda_source::{
         BwdSourceSpec, FwdSourceSpec, backward_cuda_sources, forward_cuda_source,
+        wgmma_cuda_sources,
     };
     let dir = std::env::args()
         .nth(1)
@@ -154,6 +155,10 @@ fn main() -> Result<(), String> {
         for (kernel, source) in backward_cuda_sources(spec)? {
             write(format!("{kernel}_{tag}"), source)?;
         }
+    }
+    // The warpgroup-MMA check kernels (`flint_kernels::wgmma::check`).
+    for (name, source) in wgmma_cuda_sources()? {
+        write(name, source)?;
     }
     Ok(())
 }

@@ -189,7 +189,7 @@ fn identity(device: &dyn Any) -> Option<(String, String, String)> {
 }
 
 #[cfg(feature = "cuda")]
-fn cuda_identity(index: usize) -> Option<(String, String, String)> {
+pub(crate) fn cuda_identity(index: usize) -> Option<(String, String, String)> {
     use cudarc::driver::{result, sys::CUdevice_attribute as A};
     result::init().ok()?;
     let dev = result::device::get(i32::try_from(index).ok()?).ok()?;

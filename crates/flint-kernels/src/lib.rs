@@ -15,6 +15,7 @@ pub mod devices;
 mod error;
 pub mod scale;
 mod timing;
+pub mod wgmma;
 
 pub use cached::check_entry;
 pub use device::{DeviceLimits, fingerprint};

@@ -185,6 +185,17 @@ impl Args {
             unsafe { TensorArg::from_raw_parts(handle, strides.into(), shape.to_vec().into()) };
         T::register(arg, &mut self.launcher)
     }
+
+    fn array<T: LaunchArg<RuntimeArg<WgpuRuntime> = ArrayArg<WgpuRuntime>>>(
+        &mut self,
+        len: usize,
+        elem_bytes: usize,
+    ) -> T::CompilationArg {
+        let handle = self.client.create_from_slice(&vec![0u8; len * elem_bytes]);
+        // SAFETY: the buffer was just made for `len` elements; nothing launches.
+        let arg = unsafe { ArrayArg::from_raw_parts(handle, len) };
+        T::register(arg, &mut self.launcher)
+    }
 }
 
 fn storage(dtype: &str) -> Result<StorageType, String> {
@@ -356,6 +367,86 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
     Ok(out)
 }
 
+/// `(kernel name, CUDA source)` of the warpgroup-MMA check kernels (`crate::wgmma::check`):
+/// the product with K-major and with MN-major B, and the timed loop.
+///
+/// # Errors
+/// CubeCL's CUDA compiler refusing a kernel.
+pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
+    use crate::wgmma::check::{wgmma_loop, wgmma_product};
+    let dtype = storage("bf16")?;
+    let client = WgpuRuntime::client(&WgpuDevice::default());
+    let mut out = Vec::new();
+    for (n, k, mn_major) in [(64u32, 64u32, false), (128, 64, true)] {
+        let settings = KernelSettings::default()
+            .cube_dim(CubeDim::new_2d(32, 4))
+            .address_type(AddressType::U32);
+        let mut a = Args {
+            client: client.clone(),
+            launcher: KernelLauncher::new(settings.clone()),
+        };
+        use wgmma_product as m;
+        a.launcher.with_scope(|scope| {
+            scope.device_properties(client.properties());
+            scope.register_type::<DynamicScalar<m::_E>>(dtype);
+            scope.register_size::<DynamicSize<m::_N>>(8);
+        });
+        // Arguments register in their order: the arrays, then the two offsets.
+        let a_arg = a.array::<Array<m::E>>(64 * k as usize, 2);
+        let b_arg = a.array::<Array<Vector<m::E, m::N>>>((n * k) as usize, 2);
+        let c_arg = a.array::<Array<f32>>(64 * n as usize, 4);
+        <u32 as LaunchArg>::register(0u32, &mut a.launcher);
+        <u32 as LaunchArg>::register(0u32, &mut a.launcher);
+        let kernel = m::WgmmaProduct::<WgpuRuntime>::new(
+            settings,
+            client.clone(),
+            a_arg,
+            b_arg,
+            c_arg,
+            (),
+            (),
+            8usize,
+            n,
+            k,
+            mn_major,
+            dtype,
+        );
+        let major = if mn_major { "mn" } else { "k" };
+        out.push((format!("wgmma_product_n{n}_k{k}_{major}"), compile(kernel)?));
+    }
+    let (n, k, warpgroups) = (128u32, 64u32, 2u32);
+    let settings = KernelSettings::default()
+        .cube_dim(CubeDim::new_2d(32, 4 * warpgroups))
+        .address_type(AddressType::U32);
+    let mut a = Args {
+        client: client.clone(),
+        launcher: KernelLauncher::new(settings.clone()),
+    };
+    use wgmma_loop as l;
+    a.launcher.with_scope(|scope| {
+        scope.device_properties(client.properties());
+        scope.register_type::<DynamicScalar<l::_E>>(dtype);
+        scope.register_size::<DynamicSize<l::_N>>(8);
+    });
+    let b_arg = a.array::<Array<Vector<l::E, l::N>>>((n * k) as usize, 2);
+    let out_arg = a.array::<Array<f32>>(2, 4);
+    <u32 as LaunchArg>::register(1u32, &mut a.launcher);
+    let kernel = l::WgmmaLoop::<WgpuRuntime>::new(
+        settings,
+        client.clone(),
+        b_arg,
+        out_arg,
+        (),
+        8usize,
+        warpgroups,
+        n,
+        k,
+        dtype,
+    );
+    out.push((format!("wgmma_loop_n{n}_k{k}"), compile(kernel)?));
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -462,5 +553,26 @@ mod tests {
                 && forward.contains("wait_parity("),
             "{name}: the forward's barrier waits are not the light prelude's"
         );
+    }
+
+    /// The patched `cubecl-cpp` compiles a manual MMA of `m = 64` to `wgmma` steps between a
+    /// fence and a wait, and a three-matrix load to a shared-memory address
+    /// (`crate::wgmma`); nothing of it becomes an `ldmatrix`.
+    #[test]
+    fn warpgroup_mma_compiles_to_wgmma() {
+        let sources = super::wgmma_cuda_sources().expect("the wgmma kernels compile");
+        assert_eq!(sources.len(), 3);
+        for (name, source) in &sources {
+            for needle in [
+                "wgmma.fence.sync.aligned",
+                "wgmma.mma_async.sync.aligned.m64n",
+                "wgmma.commit_group.sync.aligned",
+                "wgmma.wait_group.sync.aligned 0",
+                "__cvta_generic_to_shared(",
+            ] {
+                assert!(source.contains(needle), "{name}: no {needle}");
+            }
+            assert!(!source.contains("__ldmatrix_"), "{name}: an ldmatrix");
+        }
     }
 }

@@ -17,7 +17,7 @@ mod config;
 pub mod cuda_source;
 pub mod dropout;
 pub mod forward;
-mod mma_tiles;
+pub(crate) mod mma_tiles;
 mod op;
 mod problem;
 

@@ -8,7 +8,9 @@ use cubecl_core::{
 use crate::{
     Dialect,
     cuda::{
-        extension::{Fragment, LdMatrix, MmaExecute, MmaExecuteScaled, MmaExtension, StMatrix},
+        extension::{
+            Fragment, LdMatrix, MmaExecute, MmaExecuteScaled, MmaExtension, StMatrix, Wgmma,
+        },
         processors::CudaMmaProcessor,
         ptx::*,
     },
@@ -122,6 +124,17 @@ alignas(64) unsigned long long int opaque[16];
         instruction: &shared::WmmaInstruction<Self>,
     ) {
         match instruction {
+            shared::WmmaInstruction::ExecuteManual { shape, frag_a, .. } if shape.m == 64 => {
+                // flint patch: m = 64 is a warpgroup MMA.
+                let ext = Extension::Mma(MmaExtension::Wgmma(Wgmma::new(
+                    frag_a.elem().unpacked(),
+                    shape.n,
+                    shape.k,
+                )));
+                if !extensions.contains(&ext) {
+                    extensions.push(ext);
+                }
+            }
             shared::WmmaInstruction::ExecuteManual {
                 shape,
                 frag_a,
@@ -163,6 +176,8 @@ alignas(64) unsigned long long int opaque[16];
                     extensions.push(ext);
                 }
             }
+            // flint patch: three matrices are a shared-memory address, no `ldmatrix`.
+            shared::WmmaInstruction::LdMatrix { factor: 3, .. } => {}
             shared::WmmaInstruction::LdMatrix {
                 output,
                 factor,

@@ -19,6 +19,8 @@ pub enum MmaExtension<D: Dialect> {
     ExecuteScaled(MmaExecuteScaled<D>),
     LdMatrix(LdMatrix<D>),
     StMatrix(StMatrix<D>),
+    /// flint patch: a warpgroup MMA of shape `m = 64` (see `ptx::wgmma_template`).
+    Wgmma(Wgmma<D>),
 }
 
 #[derive(Debug, Clone, PartialEq, Copy)]
@@ -57,6 +59,14 @@ pub struct LdMatrix<D: Dialect> {
     pub transpose: bool,
 }
 
+/// flint patch: the helper of one warpgroup MMA shape: A's element, `n` and `k`.
+#[derive(new, Debug, Clone, PartialEq)]
+pub struct Wgmma<D: Dialect> {
+    pub elem: Elem<D>,
+    pub n: u32,
+    pub k: u32,
+}
+
 #[derive(new, Debug, Clone, PartialEq)]
 pub struct StMatrix<D: Dialect> {
     pub elem: Elem<D>,
@@ -71,6 +81,7 @@ impl<D: Dialect> MmaExtension<D> {
             MmaExtension::ExecuteScaled(mma_execute) => mma_execute.format_extension(f),
             MmaExtension::LdMatrix(ld_matrix) => ld_matrix.format_extension(f),
             MmaExtension::StMatrix(st_matrix) => st_matrix.format_extension(f),
+            MmaExtension::Wgmma(w) => f.write_str(&ptx::wgmma_template(w.elem, w.n, w.k)),
         }
     }
 }

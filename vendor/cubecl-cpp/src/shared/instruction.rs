@@ -613,6 +613,14 @@ for ({i_ty} {i} = {start}; {i} {cmp} {end}; {increment}) {{
                 } else {
                     let out = out.fmt_left();
                     let addr_space = D::address_space_for_variable(input);
+                    if matches!(input, Variable::Constant(..)) {
+                        // flint patch: a literal is no lvalue; bind it to a local first.
+                        let tmp = format!("bitcast_src_{}", super::base::next_tmp_id());
+                        return writeln!(
+                            f,
+                            "const {input_item} {tmp} = {input};\n{out} = reinterpret_cast<{out_item}{qualifier}&>({tmp});"
+                        );
+                    }
                     writeln!(
                         f,
                         "{out} = reinterpret_cast<{addr_space}{out_item}{qualifier}&>({input});"

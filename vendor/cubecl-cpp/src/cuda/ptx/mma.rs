@@ -78,6 +78,58 @@ __mma_m16n8k{k}_{a_elem}_{b_elem}_{cd_elem}({args}) {{
     )
 }
 
+/// flint patch: the helper behind a manual MMA of shape `m = 64`, which this fork compiles to
+/// Hopper's warpgroup MMA (`wgmma.mma_async`, sm_90a) with A in registers and B in shared
+/// memory. `k / 16` steps run back to back: step `s` reads A registers `4s..4s + 4` and the
+/// B descriptor advanced by `b_2` (16-byte units). B's four words are the descriptor's low
+/// and high halves, that step and flags (bit 0: B is MN-major, `imm-trans-b`). The call is
+/// synchronous: fence, the steps, commit, and a wait for the group, so that the
+/// accumulators are ready when it returns.
+pub fn wgmma_template<D: Dialect>(a_elem: Elem<D>, n: u32, k: u32) -> String {
+    let ab = mma_ty(a_elem);
+    let steps = (k / 16) as usize;
+    let acc = (n / 2) as usize;
+    let args_a = (0..4 * steps).map(|i| format!("uint32 const &a_{i}"));
+    let args_b = (0..4).map(|i| format!("uint32 const &b_{i}"));
+    let args_c = (0..acc).map(|i| format!("float const &c_{i}"));
+    let args_d = (0..acc).map(|i| format!("float &d_{i}"));
+    let args = args_a
+        .chain(args_b)
+        .chain(args_c)
+        .chain(args_d)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let copies: String = (0..acc).map(|i| format!("  d_{i} = c_{i};\n")).collect();
+    let regs_d = comma_separated((0..acc).map(|i| format!("%{i}")));
+    let regs_a = comma_separated((acc..acc + 4).map(|i| format!("%{i}")));
+    let (desc, scale) = (acc + 4, acc + 5);
+    let outs = comma_separated((0..acc).map(|i| format!(r#""+f"(d_{i})"#)));
+    let mut body = String::new();
+    for s in 0..steps {
+        let ins = comma_separated(
+            (0..4)
+                .map(|j| format!(r#""r"(a_{})"#, 4 * s + j))
+                .chain([format!(r#""l"(desc + {s}ull * b_2)"#), r#""r"(1)"#.to_string()]),
+        );
+        for (cond, trans) in [("if (b_3 & 1u)", 1), ("else", 0)] {
+            body.push_str(&format!(
+                "  {cond} asm volatile(\"{{ .reg .pred p; setp.ne.b32 p, %{scale}, 0; \"\n               \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab} {{{regs_d}}}, {{{regs_a}}}, %{desc}, p, 1, 1, {trans}; }}\"\n               : {outs}\n               : {ins});\n"
+            ));
+        }
+    }
+    format!(
+        r#"
+inline __device__ void
+__wgmma_m64n{n}k{k}_{a_elem}_f32({args}) {{
+{copies}  const uint64 desc = (static_cast<uint64>(b_1) << 32) | static_cast<uint64>(b_0);
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+{body}  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+}}
+"#
+    )
+}
+
 fn is_fp6_fp4<D: Dialect>(elem: Elem<D>) -> bool {
     matches!(elem, Elem::<D>::FP4(_) | Elem::<D>::FP6(_))
 }
@@ -257,6 +309,14 @@ pub fn ldmatrix_call<D: Dialect>(
         buffer.fmt_ptr()
     };
 
+    // flint patch: three "matrices" (no `ldmatrix` loads three) ask for the 32-bit
+    // shared-memory address of the slice's start instead, in the first register: the base of
+    // a warpgroup MMA's shared-memory descriptor.
+    if *factor == 3 {
+        return format!(
+            "reinterpret_cast<uint32&>({output}[0]) = static_cast<uint32>(__cvta_generic_to_shared({buffer} + {offset}));\n"
+        );
+    }
     format!("__ldmatrix_m{width}n8_{elem}_{factor}x{is_transposed}({regs}, {buffer} + {offset});\n")
 }
 

@@ -1,0 +1,110 @@
+//! `wgmma_probe`: checks one warpgroup product (`flint_kernels::wgmma`) against the f64
+//! product, with the module's descriptor offsets or given ones, or times a loop of them.
+//!
+//! ```text
+//! cargo run --release -p flint-benches --features cuda --bin wgmma_probe -- [ITERS]
+//! cargo run --release -p flint-benches --features cuda --bin wgmma_probe -- product N K MN_MAJOR [LBO SBO]
+//! ```
+//!
+//! Exits non-zero if the product is wrong or the loop fails.
+
+#[cfg(feature = "cuda")]
+fn main() -> std::process::ExitCode {
+    use cubecl::Runtime;
+    use cubecl::cuda::CudaRuntime;
+    use flint_kernels::wgmma::{b_descriptor, check, cuda_device_has_wgmma};
+
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let num = |i: usize, default: u32| -> Result<u32, String> {
+        args.get(i).map_or(Ok(default), |s| {
+            s.parse::<u32>()
+                .map_err(|_| format!("argument {} must be an unsigned integer, got `{s}`", i + 1))
+        })
+    };
+    if !cuda_device_has_wgmma(0) {
+        println!("wgmma_probe: CUDA device 0 is not sm_90; nothing to run");
+        return std::process::ExitCode::SUCCESS;
+    }
+    let client = CudaRuntime::client(&Default::default());
+    // One product per process: a descriptor that reads outside shared memory faults, and a
+    // fault ends the process's CUDA context.
+    if args.first().map(String::as_str) == Some("product") {
+        let parsed = (|| Ok::<_, String>((num(1, 64)?, num(2, 64)?, num(3, 0)? == 1)))();
+        let Ok((n, k, mn_major)) = parsed else {
+            eprintln!("usage: wgmma_probe product N K MN_MAJOR(0|1) [LBO SBO]");
+            return std::process::ExitCode::from(2);
+        };
+        let (lbo, sbo, _) = b_descriptor(n, k, mn_major);
+        let offsets = match (num(4, lbo), num(5, sbo)) {
+            (Ok(l), Ok(s)) => (l, s),
+            _ => {
+                eprintln!("usage: wgmma_probe product N K MN_MAJOR(0|1) [LBO SBO]");
+                return std::process::ExitCode::from(2);
+            }
+        };
+        let major = if mn_major { "MN" } else { "K" };
+        let err = check::product_error(&client, n, k, mn_major, Some(offsets));
+        println!(
+            "64x{n}x{k} {major}-major B, lbo {} sbo {} (module's: {lbo} {sbo}): rel. error {err:?}",
+            offsets.0, offsets.1
+        );
+        return if matches!(err, Ok(e) if e < 1e-4) {
+            std::process::ExitCode::SUCCESS
+        } else {
+            std::process::ExitCode::FAILURE
+        };
+    }
+    let iters = match num(0, 20_000) {
+        Ok(v) if v > 0 => v,
+        _ => {
+            eprintln!("usage: wgmma_probe [ITERS] | wgmma_probe product N K MN_MAJOR [LBO SBO]");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    let mut ok = true;
+    let sms = client
+        .properties()
+        .hardware
+        .num_streaming_multiprocessors
+        .unwrap_or(132);
+    // The register-level MMA of the attention kernels, in the same loop, for comparison.
+    for (per_sm, planes) in [(1, 4), (2, 4), (1, 8), (2, 8)] {
+        match check::mma_loop_speed(&client, (sms * per_sm, planes), iters, 5) {
+            Ok((ms, tflops)) => println!(
+                "mma.sync loop 16x64x16: {per_sm} cube(s) of {planes} planes per SM, {iters} steps: {ms:.3} ms, {tflops:.1} TFLOP/s"
+            ),
+            Err(e) => {
+                println!("mma.sync loop, {per_sm}x{planes}: FAILED {e}");
+                ok = false;
+            }
+        }
+    }
+    // 64x256 with four warpgroups needs more than the 128 registers a thread of 512 may have.
+    for (n, k, configs) in [
+        (128, 64, &[(1, 1), (1, 2), (2, 2), (1, 3), (1, 4)][..]),
+        (256, 64, &[(1, 1), (1, 2), (2, 2), (1, 3)][..]),
+    ] {
+        for &(per_sm, warpgroups) in configs {
+            match check::loop_speed(&client, (n, k), (sms * per_sm, warpgroups), iters, 5) {
+                Ok((ms, tflops)) => println!(
+                    "loop 64x{n}x{k}: {per_sm} cube(s) of {warpgroups} warpgroup(s) per SM, {iters} calls: {ms:.3} ms, {tflops:.1} TFLOP/s"
+                ),
+                Err(e) => {
+                    println!("loop 64x{n}x{k}, {per_sm}x{warpgroups}: FAILED {e}");
+                    ok = false;
+                }
+            }
+        }
+    }
+    if ok {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::FAILURE
+    }
+}
+
+#[cfg(not(feature = "cuda"))]
+fn main() {
+    eprintln!("wgmma_probe: build with --features cuda");
+    std::process::exit(2);
+}

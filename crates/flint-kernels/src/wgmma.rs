@@ -1,0 +1,103 @@
+//! Hopper's warpgroup MMA (`wgmma.mma_async`, sm_90a) for CubeCL kernels: the primitive a
+//! cuDNN-class attention needs, since CubeCL 0.10 has none.
+//!
+//! The workspace's patched `cubecl-cpp` (`vendor/README.md`) compiles a manual MMA of shape
+//! `m = 64` to a synchronous run of `wgmma` steps with A in registers and B in shared memory,
+//! and a three-matrix `ldmatrix` to the shared-memory address of a slice. This module wraps
+//! both: [`smem_address`], [`descriptor`] and [`wgmma`]. All 128 threads of a warpgroup (four
+//! consecutive planes) must make the call together.
+//!
+//! Operand layouts, per thread of the warpgroup (plane `w`, lane `4g + t`):
+//! - A, k-step `s`: four pairs at `4s..4s + 4`, those of `m16n8k16`'s A fragment for rows
+//!   `16w..16w + 16` (rows `g`, `g + 8`; columns `2t`, `2t + 8` of the step).
+//! - B: 8x8 core matrices (eight 16-byte rows, 128 contiguous bytes), without swizzle; the
+//!   descriptor gives the byte distance between core matrices adjacent along K and along N
+//!   ([`b_descriptor`] for this module's [`core_chunk`] layout).
+//! - The accumulator: `n / 4` pairs; pair `2j + r` holds row `16w + g + 8r`, columns
+//!   `8j + 2t` and `8j + 2t + 1`: the `m16n8` accumulator layout, tile by tile.
+
+use cubecl::cmma::MmaDefinition;
+use cubecl::ir::MatrixIdent;
+use cubecl::prelude::*;
+
+use crate::attention::forward::mma::Pair;
+
+/// Bytes of one core matrix (eight rows of 16 bytes).
+pub const CORE_BYTES: u32 = 128;
+
+/// The 32-bit shared-memory address of the first element of `slice` (CUDA only).
+#[cube]
+pub(crate) fn smem_address<E: Float, N: Size>(slice: &Slice<Vector<E, N>>) -> u32 {
+    let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
+    // Three matrices: the patched compiler's request for the address (no `ldmatrix` loads three).
+    let words = def.load_matrix::<Vector<E, N>, Pair>(slice, MatrixIdent::B, 3usize, false);
+    u32::reinterpret(words[0])
+}
+
+/// The four words [`wgmma`] takes for B: a shared-memory descriptor without swizzle
+/// (`addr` 16-byte aligned; `lbo` and `sbo` in bytes, multiples of 16, below 256 KiB), the
+/// bytes between consecutive k-steps, and whether B is MN-major (`n` contiguous) rather than
+/// K-major.
+#[cube]
+pub(crate) fn descriptor<E: Float>(
+    addr: u32,
+    lbo: u32,
+    sbo: u32,
+    #[comptime] step_bytes: u32,
+    #[comptime] mn_major: bool,
+) -> Array<Vector<E, Pair>> {
+    let mut words = Array::<Vector<E, Pair>>::new(4usize);
+    words[0] = Vector::reinterpret(((addr & 0x3ffff) >> 4) | (((lbo >> 4) & 0x3fff) << 16));
+    words[1] = Vector::reinterpret((sbo >> 4) & 0x3fff);
+    words[2] = Vector::reinterpret(comptime!(step_bytes >> 4));
+    words[3] = Vector::reinterpret(comptime!(if mn_major { 1u32 } else { 0u32 }));
+    words
+}
+
+/// `acc += A · B` for one warpgroup: `64 x n x k`, A's `k / 16` steps in `a` (four pairs
+/// each), B as [`descriptor`] words, `acc` `n / 4` f32 pairs. `n` a multiple of 8 up to 256,
+/// `k` of 16. Returns with the product complete.
+#[cube]
+pub(crate) fn wgmma<E: Float>(
+    a: &Array<Vector<E, Pair>>,
+    b: &Array<Vector<E, Pair>>,
+    acc: &mut Array<Vector<f32, Pair>>,
+    #[comptime] n: u32,
+    #[comptime] k: u32,
+) {
+    let def = MmaDefinition::<E, E, f32>::new(64usize, n as usize, k as usize);
+    def.execute_inplace::<Pair, Pair, Pair>(a, b, acc);
+}
+
+/// Where this module's B layout puts the 16-byte chunk `chunk` of row `row` of a tile whose
+/// rows hold `row_chunks` chunks, in chunks: core matrix `(row / 8, chunk)` at
+/// `((row / 8) · row_chunks + chunk) · 8`, row `row % 8` within it.
+#[cube]
+pub(crate) fn core_chunk(row: u32, chunk: u32, #[comptime] row_chunks: u32) -> u32 {
+    ((row / 8) * row_chunks + chunk) * 8 + row % 8
+}
+
+/// The `(lbo, sbo, step)` bytes of a B operand staged by [`core_chunk`]: K-major B (stored as
+/// its transpose, `n` rows of `k` elements) or MN-major B (`k` rows of `n` elements), 2-byte
+/// elements. Without swizzle, either way, the leading offset is the distance between core
+/// matrices adjacent along K and the stride offset along N (measured on the H100: the other
+/// reading gives a wrong product, or reads past the tile). K-major: 128 bytes along K,
+/// `k / 8 · 128` along N; MN-major: `n / 8 · 128` along K, 128 along N. A k-step (16
+/// elements of K) is two core matrices along K.
+pub const fn b_descriptor(n: u32, k: u32, mn_major: bool) -> (u32, u32, u32) {
+    let (k_dist, n_dist) = if mn_major {
+        (n / 8 * CORE_BYTES, CORE_BYTES)
+    } else {
+        (CORE_BYTES, k / 8 * CORE_BYTES)
+    };
+    (k_dist, n_dist, 2 * k_dist)
+}
+
+/// Whether CUDA device `index` runs warpgroup MMA: compute capability 9.0 (`sm_90a`; the
+/// instructions are not in later architectures).
+#[cfg(feature = "cuda")]
+pub fn cuda_device_has_wgmma(index: usize) -> bool {
+    crate::device::cuda_identity(index).is_some_and(|(_, cc, _)| cc == "sm_90")
+}
+
+pub mod check;
