@@ -5,7 +5,7 @@
 # target/release/deps/root-*) and carried. Usage, from the repository root there:
 #   bash scripts/device/cuda_tests.sh BINARY quick|half|fwd|bwd [THREADS [LIBTEST ARGS...]]
 # `quick` (a few minutes): tuning, background compiles and the backward's preparation, one
-# forward and one backward test, eight threads, the MHA module. `half`: the bf16/f16 forward and backward tests. `fwd` and
+# forward and one backward test, eight threads, the MHA module, the warpgroup MMA (sm_90). `half`: the bf16/f16 forward and backward tests. `fwd` and
 # `bwd`: every other test but the lavapipe ones, which need the software Vulkan device that
 # only CI has. The four groups together run every CUDA test once.
 set -euo pipefail
@@ -21,6 +21,7 @@ quick=(
     attention_fwd::eight_threads_with_mixed_shapes_on_one_device
     attention_bwd::gradients_match_reference_on_gpu
     mha::
+    wgmma::
 )
 half=(
     attention_fwd::half_precision

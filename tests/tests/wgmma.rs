@@ -43,3 +43,58 @@ fn wgmma_products_match_reference_on_gpu() {
         assert!(err > 1e-2, "swapped offsets gave relative error {err:e}");
     }
 }
+
+/// The warpgroup-MMA attention prototype (`flint_kernels::wgmma::attention`) against the f64
+/// attention: 64- to 256-key tiles, two and three warpgroups, D = 64, 128 and 256, several
+/// query blocks and key tiles per head; tilings whose two products share a shape are refused.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA on an sm_90 GPU: warpgroup MMA (run with --features cuda)"
+)]
+fn wgmma_attention_prototype_matches_reference_on_gpu() {
+    #[cfg(feature = "cuda")]
+    {
+        use cubecl::Runtime;
+        use cubecl::cuda::CudaRuntime;
+        use flint_kernels::wgmma::attention::WgmmaFwdParams;
+        use flint_kernels::wgmma::{check::attention_error, cuda_device_has_wgmma};
+
+        if !cuda_device_has_wgmma(0) {
+            eprintln!(
+                "SKIPPED wgmma_attention_prototype_matches_reference_on_gpu: CUDA device 0 is not sm_90"
+            );
+            return;
+        }
+        let client = CudaRuntime::client(&Default::default());
+        for (warpgroups, block_kv, d) in [
+            (2, 64, 128),
+            (3, 64, 128),
+            (2, 128, 64),
+            (2, 256, 64),
+            (2, 64, 256),
+        ] {
+            let p = WgmmaFwdParams {
+                warpgroups,
+                block_kv,
+                head_dim: d,
+                val_dim: d,
+            };
+            let shape = [1, 2, 768, d as usize];
+            let (out, lse) =
+                attention_error(&client, shape, p).unwrap_or_else(|e| panic!("{p:?}: {e}"));
+            // bf16 output: about 2^-8 of the largest magnitude.
+            assert!(out < 2e-2, "{p:?}: output relative error {out:e}");
+            assert!(lse < 1e-3, "{p:?}: LSE absolute error {lse:e}");
+        }
+        // Tilings whose two products share a shape are refused before any launch.
+        let same = WgmmaFwdParams {
+            warpgroups: 2,
+            block_kv: 128,
+            head_dim: 128,
+            val_dim: 128,
+        };
+        let err = attention_error(&client, [1, 2, 384, 128], same).unwrap_err();
+        assert!(err.contains("one shape"), "{err}");
+    }
+}

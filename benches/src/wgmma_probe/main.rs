@@ -4,7 +4,11 @@
 //! ```text
 //! cargo run --release -p flint-benches --features cuda --bin wgmma_probe -- [ITERS]
 //! cargo run --release -p flint-benches --features cuda --bin wgmma_probe -- product N K MN_MAJOR [LBO SBO]
+//! cargo run --release -p flint-benches --features cuda --bin wgmma_probe -- attention
 //! ```
+//!
+//! `attention` checks and times the warpgroup-MMA attention prototype
+//! (`flint_kernels::wgmma::attention`).
 //!
 //! Exits non-zero if the product is wrong or the loop fails.
 
@@ -54,6 +58,9 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         };
     }
+    if args.first().map(String::as_str) == Some("attention") {
+        return attention(&client);
+    }
     let iters = match num(0, 20_000) {
         Ok(v) if v > 0 => v,
         _ => {
@@ -91,6 +98,61 @@ fn main() -> std::process::ExitCode {
                 ),
                 Err(e) => {
                     println!("loop 64x{n}x{k}, {per_sm}x{warpgroups}: FAILED {e}");
+                    ok = false;
+                }
+            }
+        }
+    }
+    if ok {
+        std::process::ExitCode::SUCCESS
+    } else {
+        std::process::ExitCode::FAILURE
+    }
+}
+
+/// The warpgroup-MMA attention prototype: checked against f64 at small sizes, then timed at
+/// 12k tokens (B·S, lengths that three warpgroups' 192-row cubes divide) and 16 heads, bf16.
+#[cfg(feature = "cuda")]
+fn attention(
+    client: &cubecl::prelude::ComputeClient<cubecl::cuda::CudaRuntime>,
+) -> std::process::ExitCode {
+    use flint_kernels::wgmma::attention::WgmmaFwdParams;
+    use flint_kernels::wgmma::check::{attention_error, attention_speed};
+    let params = |warpgroups, block_kv, d| WgmmaFwdParams {
+        warpgroups,
+        block_kv,
+        head_dim: d,
+        val_dim: d,
+    };
+    // No tiling with block_kv = D = Dv: both products would share a shape, which the
+    // prototype refuses (ptxas then loses Q; docs/PERF.md).
+    let configs = [
+        params(2, 64, 128),
+        params(3, 64, 128),
+        params(2, 256, 64),
+        params(2, 128, 64),
+        params(2, 64, 256),
+    ];
+    let mut ok = true;
+    for p in configs {
+        let shape = [1, 2, 768, p.head_dim as usize];
+        let err = attention_error(client, shape, p);
+        println!("check {p:?} at {shape:?}: (output rel. error, LSE abs. error) {err:?}");
+        ok &= matches!(err, Ok((o, l)) if o < 2e-2 && l < 1e-3);
+    }
+    // Timed even where the check failed: the speed of a wrong kernel is still a bound.
+    for p in configs.into_iter().filter(|p| p.head_dim <= 128) {
+        for s in [1536usize, 3072, 6144] {
+            let shape = [12288 / s, 16, s, p.head_dim as usize];
+            match attention_speed(client, shape, p, 20) {
+                Ok((ms, tflops)) => println!(
+                    "speed {}x{} D={} S={s}: {ms:.3} ms, {tflops:.1} TFLOP/s",
+                    64 * p.warpgroups,
+                    p.block_kv,
+                    p.head_dim
+                ),
+                Err(e) => {
+                    println!("speed {p:?} S={s}: FAILED {e}");
                     ok = false;
                 }
             }

@@ -4,7 +4,7 @@
 //! The workspace's patched `cubecl-cpp` (`vendor/README.md`) compiles a manual MMA of shape
 //! `m = 64` to a synchronous run of `wgmma` steps with A in registers and B in shared memory,
 //! and a three-matrix `ldmatrix` to the shared-memory address of a slice. This module wraps
-//! both: [`smem_address`], [`descriptor`] and [`wgmma`]. All 128 threads of a warpgroup (four
+//! both: `smem_address`, `descriptor` and `wgmma`. All 128 threads of a warpgroup (four
 //! consecutive planes) must make the call together.
 //!
 //! Operand layouts, per thread of the warpgroup (plane `w`, lane `4g + t`):
@@ -12,7 +12,7 @@
 //!   `16w..16w + 16` (rows `g`, `g + 8`; columns `2t`, `2t + 8` of the step).
 //! - B: 8x8 core matrices (eight 16-byte rows, 128 contiguous bytes), without swizzle; the
 //!   descriptor gives the byte distance between core matrices adjacent along K and along N
-//!   ([`b_descriptor`] for this module's [`core_chunk`] layout).
+//!   ([`b_descriptor`] for this module's `core_chunk` layout).
 //! - The accumulator: `n / 4` pairs; pair `2j + r` holds row `16w + g + 8r`, columns
 //!   `8j + 2t` and `8j + 2t + 1`: the `m16n8` accumulator layout, tile by tile.
 
@@ -34,38 +34,38 @@ pub(crate) fn smem_address<E: Float, N: Size>(slice: &Slice<Vector<E, N>>) -> u3
     u32::reinterpret(words[0])
 }
 
-/// The four words [`wgmma`] takes for B: a shared-memory descriptor without swizzle
-/// (`addr` 16-byte aligned; `lbo` and `sbo` in bytes, multiples of 16, below 256 KiB), the
-/// bytes between consecutive k-steps, and whether B is MN-major (`n` contiguous) rather than
-/// K-major.
+/// The four words `wgmma` takes for B: a shared-memory descriptor without swizzle (`addr`
+/// 16-byte aligned; `lbo` and `sbo` in bytes, multiples of 16, below 256 KiB), the bytes
+/// between consecutive k-steps, and an unused word. Their type says how B is stored: `E`
+/// (the operands' element) for a K-major B, `u16` for an MN-major one (`n` contiguous), which
+/// the patched compiler turns into `wgmma`'s transposed form.
 #[cube]
-pub(crate) fn descriptor<E: Float>(
+pub(crate) fn descriptor<B: Scalar>(
     addr: u32,
     lbo: u32,
     sbo: u32,
     #[comptime] step_bytes: u32,
-    #[comptime] mn_major: bool,
-) -> Array<Vector<E, Pair>> {
-    let mut words = Array::<Vector<E, Pair>>::new(4usize);
+) -> Array<Vector<B, Pair>> {
+    let mut words = Array::<Vector<B, Pair>>::new(4usize);
     words[0] = Vector::reinterpret(((addr & 0x3ffff) >> 4) | (((lbo >> 4) & 0x3fff) << 16));
     words[1] = Vector::reinterpret((sbo >> 4) & 0x3fff);
     words[2] = Vector::reinterpret(comptime!(step_bytes >> 4));
-    words[3] = Vector::reinterpret(comptime!(if mn_major { 1u32 } else { 0u32 }));
+    words[3] = Vector::reinterpret(0u32);
     words
 }
 
 /// `acc += A · B` for one warpgroup: `64 x n x k`, A's `k / 16` steps in `a` (four pairs
-/// each), B as [`descriptor`] words, `acc` `n / 4` f32 pairs. `n` a multiple of 8 up to 256,
-/// `k` of 16. Returns with the product complete.
+/// each), B as `descriptor` words (`B` = `E`: K-major, `u16`: MN-major), `acc` `n / 4` f32
+/// pairs. `n` a multiple of 8 up to 256, `k` of 16. Returns with the product complete.
 #[cube]
-pub(crate) fn wgmma<E: Float>(
+pub(crate) fn wgmma<E: Float, B: Scalar>(
     a: &Array<Vector<E, Pair>>,
-    b: &Array<Vector<E, Pair>>,
+    b: &Array<Vector<B, Pair>>,
     acc: &mut Array<Vector<f32, Pair>>,
     #[comptime] n: u32,
     #[comptime] k: u32,
 ) {
-    let def = MmaDefinition::<E, E, f32>::new(64usize, n as usize, k as usize);
+    let def = MmaDefinition::<E, B, f32>::new(64usize, n as usize, k as usize);
     def.execute_inplace::<Pair, Pair, Pair>(a, b, acc);
 }
 
@@ -77,7 +77,7 @@ pub(crate) fn core_chunk(row: u32, chunk: u32, #[comptime] row_chunks: u32) -> u
     ((row / 8) * row_chunks + chunk) * 8 + row % 8
 }
 
-/// The `(lbo, sbo, step)` bytes of a B operand staged by [`core_chunk`]: K-major B (stored as
+/// The `(lbo, sbo, step)` bytes of a B operand staged by `core_chunk`: K-major B (stored as
 /// its transpose, `n` rows of `k` elements) or MN-major B (`k` rows of `n` elements), 2-byte
 /// elements. Without swizzle, either way, the leading offset is the distance between core
 /// matrices adjacent along K and the stride offset along N (measured on the H100: the other
@@ -100,4 +100,5 @@ pub fn cuda_device_has_wgmma(index: usize) -> bool {
     crate::device::cuda_identity(index).is_some_and(|(_, cc, _)| cc == "sm_90")
 }
 
+pub mod attention;
 pub mod check;

@@ -444,6 +444,61 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
         dtype,
     );
     out.push((format!("wgmma_loop_n{n}_k{k}"), compile(kernel)?));
+    for (warpgroups, block_kv, d) in [
+        (2u32, 128u32, 128u32),
+        (2, 64, 128),
+        (3, 64, 128),
+        (2, 128, 64),
+    ] {
+        use crate::wgmma::attention::{WgmmaFwdParams, attention_fwd_wgmma as f};
+        let settings = KernelSettings::default()
+            .cube_dim(CubeDim::new_2d(32, 4 * warpgroups))
+            .address_type(AddressType::U32);
+        let mut a = Args {
+            client: client.clone(),
+            launcher: KernelLauncher::new(settings.clone()),
+        };
+        a.launcher.with_scope(|scope| {
+            scope.device_properties(client.properties());
+            scope.register_type::<DynamicScalar<f::_E>>(dtype);
+            scope.register_size::<DynamicSize<f::_N>>(8);
+            scope.register_size::<DynamicSize<f::_NO>>(2);
+        });
+        let shape = [1usize, 2, 256, d as usize];
+        type In = Tensor<Vector<f::E, f::N>>;
+        let (q, k, v) = (
+            a.tensor::<In>(&shape, 2),
+            a.tensor::<In>(&shape, 2),
+            a.tensor::<In>(&shape, 2),
+        );
+        let o = a.tensor::<Tensor<Vector<f::E, f::NO>>>(&shape, 2);
+        let lse = a.tensor::<Tensor<f32>>(&shape[..3], 4);
+        <f32 as LaunchArg>::register(1.0f32, &mut a.launcher);
+        let params = WgmmaFwdParams {
+            warpgroups,
+            block_kv,
+            head_dim: d,
+            val_dim: d,
+        };
+        let kernel = f::AttentionFwdWgmma::<WgpuRuntime>::new(
+            settings,
+            client.clone(),
+            q,
+            k,
+            v,
+            o,
+            lse,
+            (),
+            8usize,
+            2usize,
+            params,
+            dtype,
+        );
+        out.push((
+            format!("attention_fwd_wgmma_d{d}_wg{warpgroups}_kv{block_kv}"),
+            compile(kernel)?,
+        ));
+    }
     Ok(out)
 }
 
@@ -561,7 +616,7 @@ mod tests {
     #[test]
     fn warpgroup_mma_compiles_to_wgmma() {
         let sources = super::wgmma_cuda_sources().expect("the wgmma kernels compile");
-        assert_eq!(sources.len(), 3);
+        assert_eq!(sources.len(), 7);
         for (name, source) in &sources {
             for needle in [
                 "wgmma.fence.sync.aligned",
@@ -573,6 +628,17 @@ mod tests {
                 assert!(source.contains(needle), "{name}: no {needle}");
             }
             assert!(!source.contains("__ldmatrix_"), "{name}: an ldmatrix");
+            assert!(
+                source.contains("fence.proxy.async.shared::cta"),
+                "{name}: no proxy fence before the warpgroup MMA reads shared memory"
+            );
+            // An MN-major B (V, or the MN-major check) has its own transposed helper.
+            let mn = name.ends_with("_mn") || name.starts_with("attention_");
+            assert_eq!(
+                source.contains("_f32_mn(") && source.contains(", p, 1, 1, 1; }"),
+                mn,
+                "{name}: MN-major helper present: expected {mn}"
+            );
         }
     }
 }

@@ -1,5 +1,5 @@
 //! A checked warpgroup product and a timed loop of them (CUDA on sm_90a only): what the
-//! CUDA test and `wgmma_probe` run to verify [`super::wgmma`] against an f64 product and to
+//! CUDA test and `wgmma_probe` run to verify `super::wgmma` against an f64 product and to
 //! measure it.
 
 use std::time::Instant;
@@ -7,6 +7,7 @@ use std::time::Instant;
 use cubecl::ir::{ElemType, FloatKind};
 use cubecl::prelude::*;
 
+use super::attention::{WgmmaFwdParams, attention_fwd_wgmma};
 use super::{b_descriptor, core_chunk, descriptor, smem_address, wgmma};
 use crate::attention::forward::mma::Pair;
 use crate::attention::mma_tiles::{acc_tiles, mma_step};
@@ -64,8 +65,13 @@ pub(crate) fn wgmma_product<E: Float, N: Size>(
     }
     let addr = smem_address::<E, N>(&tile.slice(0usize, chunks as usize));
     let step = comptime!(b_descriptor(n, k, mn_major).2);
-    let desc = descriptor::<E>(addr, lbo, sbo, step, mn_major);
-    wgmma::<E>(&frag, &desc, &mut acc, n, k);
+    if comptime!(mn_major) {
+        let desc = descriptor::<u16>(addr, lbo, sbo, step);
+        wgmma::<E, u16>(&frag, &desc, &mut acc, n, k);
+    } else {
+        let desc = descriptor::<E>(addr, lbo, sbo, step);
+        wgmma::<E, E>(&frag, &desc, &mut acc, n, k);
+    }
     #[unroll]
     for p in 0..comptime!(n / 4) {
         let row = w * 16 + g + (p % 2) * 8;
@@ -113,9 +119,9 @@ pub(crate) fn wgmma_loop<E: Float, N: Size>(
     }
     let addr = smem_address::<E, N>(&tile.slice(0usize, chunks as usize));
     let (lbo, sbo, step) = comptime!(b_descriptor(n, k, false));
-    let desc = descriptor::<E>(addr, lbo, sbo, step, false);
+    let desc = descriptor::<E>(addr, lbo, sbo, step);
     for _ in 0..iters {
-        wgmma::<E>(&frag, &desc, &mut acc, n, k);
+        wgmma::<E, E>(&frag, &desc, &mut acc, n, k);
     }
     let mut sum = 0.0f32;
     #[unroll]
@@ -129,7 +135,7 @@ pub(crate) fn wgmma_loop<E: Float, N: Size>(
 }
 
 /// The `m16n8k16` register MMA (`mma.sync`, what the attention kernels use) in the same
-/// loop as [`wgmma_loop`], for a side-by-side ceiling: each plane runs `iters` times eight
+/// loop as `wgmma_loop`, for a side-by-side ceiling: each plane runs `iters` times eight
 /// products into eight 16x8 accumulator tiles (a 16x64x16 step), operands in registers.
 #[cube(launch_unchecked)]
 pub(crate) fn mma_loop<E: Float, N: Size>(
@@ -169,7 +175,7 @@ pub(crate) fn mma_loop<E: Float, N: Size>(
     }
 }
 
-/// Times [`mma_loop`]: `cubes` cubes of `planes` planes, `iters` steps of eight `m16n8k16`
+/// Times `mma_loop`: `cubes` cubes of `planes` planes, `iters` steps of eight `m16n8k16`
 /// products per plane; the median of `rounds` launches. Returns (milliseconds, TFLOP/s).
 pub fn mma_loop_speed<R: Runtime>(
     client: &ComputeClient<R>,
@@ -237,7 +243,7 @@ fn time_launches<R: Runtime>(
     Ok(times[times.len() / 2])
 }
 
-/// [`bf16_values`] scaled by 1e-3, so that sums over many iterations stay finite.
+/// `bf16_values` scaled by 1e-3, so that sums over many iterations stay finite.
 fn small_values(len: usize, seed: u64) -> Vec<u16> {
     bf16_values(len, seed)
         .into_iter()
@@ -282,7 +288,7 @@ fn check_shape(n: u32, k: u32) -> Result<(), String> {
     Ok(())
 }
 
-/// Runs [`wgmma_product`] on bf16 values and returns `max |c − ref| / max |ref|` against the
+/// Runs `wgmma_product` on bf16 values and returns `max |c − ref| / max |ref|` against the
 /// f64 product. `offsets` overrides the descriptor's `(lbo, sbo)` bytes
 /// ([`b_descriptor`]'s by default).
 pub fn product_error<R: Runtime>(
@@ -356,7 +362,7 @@ pub fn product_error<R: Runtime>(
     Ok(err / scale.max(f64::MIN_POSITIVE))
 }
 
-/// Times [`wgmma_loop`]: `cubes` cubes of `warpgroups` warpgroups, `iters` products each of
+/// Times `wgmma_loop`: `cubes` cubes of `warpgroups` warpgroups, `iters` products each of
 /// `64 x n x k`; the median of `rounds` launches. Returns (milliseconds, TFLOP/s).
 pub fn loop_speed<R: Runtime>(
     client: &ComputeClient<R>,
@@ -397,5 +403,170 @@ pub fn loop_speed<R: Runtime>(
     };
     let ms = time_launches(client, launch, rounds, out_h.clone())?;
     let flops = 2.0 * 64.0 * f64::from(n) * f64::from(k) * f64::from(iters) * slots as f64;
+    Ok((ms, flops / (ms * 1e-3) / 1e12))
+}
+
+/// A contiguous `[b, h, s, d]` tensor argument over `handle`.
+fn tensor_arg<R: Runtime>(handle: &cubecl::server::Handle, shape: [usize; 4]) -> TensorArg<R> {
+    let strides = vec![
+        shape[1] * shape[2] * shape[3],
+        shape[2] * shape[3],
+        shape[3],
+        1,
+    ];
+    // SAFETY: every caller made `handle` for this contiguous shape.
+    unsafe { TensorArg::from_raw_parts(handle.clone(), strides.into(), shape.to_vec().into()) }
+}
+
+/// The prototype's launch on bf16 `q`, `k`, `v` (`[b, h, s, d]`, as handles) into `out` and
+/// `lse` (`[b, h, s]`, f32).
+fn launch_attention<R: Runtime>(
+    client: &ComputeClient<R>,
+    shape: [usize; 4],
+    p: WgmmaFwdParams,
+    [q, k, v, out, lse]: [&cubecl::server::Handle; 5],
+) -> Result<(), String> {
+    let [b, h, s, d] = shape;
+    let block_q = 64 * p.warpgroups as usize;
+    if d != p.head_dim as usize
+        || d != p.val_dim as usize
+        || !s.is_multiple_of(block_q)
+        || !s.is_multiple_of(p.block_kv as usize)
+        || !(1..=3).contains(&p.warpgroups)
+    {
+        return Err(format!(
+            "the prototype needs D = {} and S a multiple of {block_q} and of {}, 1-3 warpgroups; got {shape:?}",
+            p.head_dim, p.block_kv
+        ));
+    }
+    if p.block_kv == p.head_dim && p.block_kv == p.val_dim {
+        // Both products would have one shape (64 x n x n): ptxas (12.8 here, the driver's on
+        // the H200) then gives P the registers Q lives in across the key loop, and Q is lost
+        // after the first tile (docs/PERF.md, "Warpgroup MMA").
+        return Err(format!(
+            "block_kv {} equal to D and Dv gives both products one shape, which ptxas miscompiles",
+            p.block_kv
+        ));
+    }
+    let lse_arg = {
+        let strides = vec![h * s, s, 1];
+        // SAFETY: `lse` holds b·h·s f32 values.
+        unsafe { TensorArg::from_raw_parts(lse.clone(), strides.into(), vec![b, h, s].into()) }
+    };
+    let scale_log2 = (1.0 / (d as f32).sqrt()) * std::f32::consts::LOG2_E;
+    let cubes_x = u32::try_from(s / block_q).map_err(|e| e.to_string())?;
+    let cubes_y = u32::try_from(b * h).map_err(|e| e.to_string())?;
+    // SAFETY: q, k, v and out hold b·h·s·d bf16 values and lse b·h·s f32 ones (the callers
+    // made them so); S is a multiple of both tiles (checked above), so every row and key the
+    // kernel reads or writes exists.
+    unsafe {
+        attention_fwd_wgmma::launch_unchecked::<R>(
+            client,
+            CubeCount::Static(cubes_x, cubes_y, 1),
+            CubeDim::new_2d(32, 4 * p.warpgroups),
+            CHUNK,
+            2usize,
+            tensor_arg(q, shape),
+            tensor_arg(k, shape),
+            tensor_arg(v, shape),
+            tensor_arg(out, shape),
+            lse_arg,
+            scale_log2,
+            p,
+            bf16(),
+        );
+    }
+    Ok(())
+}
+
+/// Runs the prototype on bf16 values (`[b, h, s, d]`) and returns the largest error of the
+/// output against the f64 attention, relative to the output's largest magnitude, and the
+/// largest absolute error of the log-sum-exp.
+pub fn attention_error<R: Runtime>(
+    client: &ComputeClient<R>,
+    shape: [usize; 4],
+    p: WgmmaFwdParams,
+) -> Result<(f64, f64), String> {
+    let [b, h, s, d] = shape;
+    let len = b * h * s * d;
+    let (qv, kv, vv) = (
+        bf16_values(len, 21),
+        bf16_values(len, 22),
+        bf16_values(len, 23),
+    );
+    let handles = [&qv, &kv, &vv].map(|x| client.create_from_slice(&bytes(x)));
+    let out = client.create_from_slice(&[0xffu8, 0x7f].repeat(len)); // bf16 NaN
+    let lse = client.create_from_slice(&f32::NAN.to_le_bytes().repeat(b * h * s));
+    launch_attention(
+        client,
+        shape,
+        p,
+        [&handles[0], &handles[1], &handles[2], &out, &lse],
+    )?;
+    let got = client.read_one(out).map_err(|e| format!("{e:?}"))?;
+    let got_lse = client.read_one(lse).map_err(|e| format!("{e:?}"))?;
+    let scale = 1.0 / (d as f64).sqrt();
+    let (mut err, mut mag, mut lse_err) = (0.0f64, 0.0f64, 0.0f64);
+    for bh in 0..b * h {
+        let at = |x: &[u16], row: usize, col: usize| bf16_to_f64(x[(bh * s + row) * d + col]);
+        for i in 0..s {
+            let scores: Vec<f64> = (0..s)
+                .map(|j| (0..d).map(|c| at(&qv, i, c) * at(&kv, j, c)).sum::<f64>() * scale)
+                .collect();
+            let m = scores.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let w: Vec<f64> = scores.iter().map(|x| (x - m).exp()).collect();
+            let l: f64 = w.iter().sum();
+            for c in 0..d {
+                let reference = (0..s).map(|j| w[j] * at(&vv, j, c)).sum::<f64>() / l;
+                let k = 2 * ((bh * s + i) * d + c);
+                let value = bf16_to_f64(u16::from_le_bytes([got[k], got[k + 1]]));
+                err = if value.is_nan() {
+                    f64::INFINITY
+                } else {
+                    err.max((value - reference).abs())
+                };
+                mag = mag.max(reference.abs());
+            }
+            let k = 4 * (bh * s + i);
+            let value = f64::from(f32::from_le_bytes([
+                got_lse[k],
+                got_lse[k + 1],
+                got_lse[k + 2],
+                got_lse[k + 3],
+            ]));
+            let reference = m + l.ln();
+            lse_err = if value.is_nan() {
+                f64::INFINITY
+            } else {
+                lse_err.max((value - reference).abs())
+            };
+        }
+    }
+    Ok((err / mag.max(f64::MIN_POSITIVE), lse_err))
+}
+
+/// Times the prototype on `[b, h, s, d]` bf16 inputs: the median of `rounds` launches.
+/// Returns (milliseconds, TFLOP/s at 4·b·h·s²·d).
+pub fn attention_speed<R: Runtime>(
+    client: &ComputeClient<R>,
+    shape: [usize; 4],
+    p: WgmmaFwdParams,
+    rounds: usize,
+) -> Result<(f64, f64), String> {
+    let [b, h, s, d] = shape;
+    let len = b * h * s * d;
+    let values = bf16_values(len, 31);
+    let q = client.create_from_slice(&bytes(&values));
+    let k = client.create_from_slice(&bytes(&values));
+    let v = client.create_from_slice(&bytes(&values));
+    let out = client.create_from_slice(&vec![0u8; 2 * len]);
+    let lse = client.create_from_slice(&vec![0u8; 4 * b * h * s]);
+    launch_attention(client, shape, p, [&q, &k, &v, &out, &lse])?;
+    let launch = || {
+        // Checked by the launch above.
+        let _ = launch_attention(client, shape, p, [&q, &k, &v, &out, &lse]);
+    };
+    let ms = time_launches(client, launch, rounds, lse.clone())?;
+    let flops = 4.0 * (b * h) as f64 * (s as f64).powi(2) * d as f64;
     Ok((ms, flops / (ms * 1e-3) / 1e12))
 }

@@ -124,12 +124,18 @@ alignas(64) unsigned long long int opaque[16];
         instruction: &shared::WmmaInstruction<Self>,
     ) {
         match instruction {
-            shared::WmmaInstruction::ExecuteManual { shape, frag_a, .. } if shape.m == 64 => {
-                // flint patch: m = 64 is a warpgroup MMA.
+            shared::WmmaInstruction::ExecuteManual {
+                shape,
+                frag_a,
+                frag_b,
+                ..
+            } if shape.m == 64 => {
+                // flint patch: m = 64 is a warpgroup MMA; a u16 B is MN-major.
                 let ext = Extension::Mma(MmaExtension::Wgmma(Wgmma::new(
                     frag_a.elem().unpacked(),
                     shape.n,
                     shape.k,
+                    frag_b.elem().unpacked() == Elem::U16,
                 )));
                 if !extensions.contains(&ext) {
                     extensions.push(ext);

@@ -59,12 +59,14 @@ pub struct LdMatrix<D: Dialect> {
     pub transpose: bool,
 }
 
-/// flint patch: the helper of one warpgroup MMA shape: A's element, `n` and `k`.
+/// flint patch: the helper of one warpgroup MMA form: A's element, `n`, `k` and whether B
+/// is MN-major.
 #[derive(new, Debug, Clone, PartialEq)]
 pub struct Wgmma<D: Dialect> {
     pub elem: Elem<D>,
     pub n: u32,
     pub k: u32,
+    pub mn_major: bool,
 }
 
 #[derive(new, Debug, Clone, PartialEq)]
@@ -81,7 +83,9 @@ impl<D: Dialect> MmaExtension<D> {
             MmaExtension::ExecuteScaled(mma_execute) => mma_execute.format_extension(f),
             MmaExtension::LdMatrix(ld_matrix) => ld_matrix.format_extension(f),
             MmaExtension::StMatrix(st_matrix) => st_matrix.format_extension(f),
-            MmaExtension::Wgmma(w) => f.write_str(&ptx::wgmma_template(w.elem, w.n, w.k)),
+            MmaExtension::Wgmma(w) => {
+                f.write_str(&ptx::wgmma_template(w.elem, w.n, w.k, w.mn_major))
+            }
         }
     }
 }

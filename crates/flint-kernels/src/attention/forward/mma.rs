@@ -826,7 +826,7 @@ pub(crate) fn stage_async_by<E: Float, N: Size>(
 /// One 16-byte asynchronous copy of vector `at` of `src` into vector `to` of `tile`, or,
 /// where `inside` is false, a zero fill (a length-0 read from the valid address `at`).
 #[cube]
-fn copy_chunk<E: Float, N: Size>(
+pub(crate) fn copy_chunk<E: Float, N: Size>(
     src: &Tensor<Vector<E, N>>,
     at: usize,
     inside: bool,

@@ -81,14 +81,18 @@ __mma_m16n8k{k}_{a_elem}_{b_elem}_{cd_elem}({args}) {{
 /// flint patch: the helper behind a manual MMA of shape `m = 64`, which this fork compiles to
 /// Hopper's warpgroup MMA (`wgmma.mma_async`, sm_90a) with A in registers and B in shared
 /// memory. `k / 16` steps run back to back: step `s` reads A registers `4s..4s + 4` and the
-/// B descriptor advanced by `b_2` (16-byte units). B's four words are the descriptor's low
-/// and high halves, that step and flags (bit 0: B is MN-major, `imm-trans-b`). The call is
-/// synchronous: fence, the steps, commit, and a wait for the group, so that the
-/// accumulators are ready when it returns.
-pub fn wgmma_template<D: Dialect>(a_elem: Elem<D>, n: u32, k: u32) -> String {
+/// B descriptor advanced by `b_2` (16-byte units). B's words are the descriptor's low and
+/// high halves, that step and one unused word; B's element type says how B is stored (u16:
+/// MN-major, `imm-trans-b`; otherwise K-major), so that each form has a helper of its own.
+/// The call is synchronous: a proxy fence (B was written through the generic proxy, `wgmma`
+/// reads it through the async one), then one asm statement with `wgmma.fence`, the steps,
+/// commit, and a wait for the group, so that the accumulators are ready when it returns.
+pub fn wgmma_template<D: Dialect>(a_elem: Elem<D>, n: u32, k: u32, mn_major: bool) -> String {
     let ab = mma_ty(a_elem);
     let steps = (k / 16) as usize;
     let acc = (n / 2) as usize;
+    let trans = u32::from(mn_major);
+    let suffix = if mn_major { "_mn" } else { "" };
     let args_a = (0..4 * steps).map(|i| format!("uint32 const &a_{i}"));
     let args_b = (0..4).map(|i| format!("uint32 const &b_{i}"));
     let args_c = (0..acc).map(|i| format!("float const &c_{i}"));
@@ -100,31 +104,45 @@ pub fn wgmma_template<D: Dialect>(a_elem: Elem<D>, n: u32, k: u32) -> String {
         .collect::<Vec<_>>()
         .join(", ");
     let copies: String = (0..acc).map(|i| format!("  d_{i} = c_{i};\n")).collect();
+    // One asm statement for the fence, every step, the commit and the wait: the compiler
+    // moves operands into place before an asm statement, and a move between the fence and a
+    // step (an A fragment sharing registers with another product's) is a modification
+    // `wgmma` does not see (measured: wrong products when both of a kernel's products had
+    // one shape).
     let regs_d = comma_separated((0..acc).map(|i| format!("%{i}")));
-    let regs_a = comma_separated((acc..acc + 4).map(|i| format!("%{i}")));
-    let (desc, scale) = (acc + 4, acc + 5);
-    let outs = comma_separated((0..acc).map(|i| format!(r#""+f"(d_{i})"#)));
-    let mut body = String::new();
+    let a0 = acc;
+    let desc0 = acc + 4 * steps;
+    let scale = desc0 + steps;
+    let mut text = format!(
+        "\"{{ .reg .pred p; setp.ne.b32 p, %{scale}, 0; wgmma.fence.sync.aligned; \"\n"
+    );
     for s in 0..steps {
-        let ins = comma_separated(
-            (0..4)
-                .map(|j| format!(r#""r"(a_{})"#, 4 * s + j))
-                .chain([format!(r#""l"(desc + {s}ull * b_2)"#), r#""r"(1)"#.to_string()]),
-        );
-        for (cond, trans) in [("if (b_3 & 1u)", 1), ("else", 0)] {
-            body.push_str(&format!(
-                "  {cond} asm volatile(\"{{ .reg .pred p; setp.ne.b32 p, %{scale}, 0; \"\n               \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab} {{{regs_d}}}, {{{regs_a}}}, %{desc}, p, 1, 1, {trans}; }}\"\n               : {outs}\n               : {ins});\n"
-            ));
-        }
+        let regs_a = comma_separated((0..4).map(|j| format!("%{}", a0 + 4 * s + j)));
+        text.push_str(&format!(
+            "      \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab} {{{regs_d}}}, {{{regs_a}}}, %{}, p, 1, 1, {trans}; \"\n",
+            desc0 + s
+        ));
     }
+    text.push_str(
+        "      \"wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 0; }\"",
+    );
+    let outs = comma_separated((0..acc).map(|i| format!(r#""+f"(d_{i})"#)));
+    let ins = comma_separated(
+        (0..4 * steps)
+            .map(|i| format!(r#""r"(a_{i})"#))
+            .chain((0..steps).map(|s| format!(r#""l"(desc + {s}ull * b_2)"#)))
+            .chain([r#""r"(1)"#.to_string()]),
+    );
     format!(
         r#"
-inline __device__ void
-__wgmma_m64n{n}k{k}_{a_elem}_f32({args}) {{
+__forceinline__ __device__ void
+__wgmma_m64n{n}k{k}_{a_elem}_f32{suffix}({args}) {{
 {copies}  const uint64 desc = (static_cast<uint64>(b_1) << 32) | static_cast<uint64>(b_0);
-  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-{body}  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  asm volatile({text}
+               : {outs}
+               : {ins}
+               : "memory");
 }}
 "#
     )

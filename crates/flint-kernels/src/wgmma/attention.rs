@@ -1,0 +1,293 @@
+//! A first flash-attention forward on warpgroup MMA (sm_90a): the prototype that measures
+//! what `super::wgmma` gives the attention, before it joins the selector.
+//!
+//! Each warpgroup owns 64 query rows (plane `w` of it rows `16w..16w + 16`, as in the
+//! accumulator layout of `super`); a cube has `warpgroups` of them. Q stays in registers as
+//! A fragments. K and V tiles arrive by asynchronous 16-byte copies in the core-matrix layout
+//! of `super::core_chunk` (written chunk by chunk in that order), both stored key by key: K is then the K-major B of `S = Q·Kᵀ`
+//! and V the MN-major B of `O += P·V`. The scores of two adjacent 8-key tiles have the layout
+//! of one A fragment, so P goes from the softmax into `P·V` by a cast, pair for pair. The
+//! softmax is the MMA kernel's (`attention::forward::mma`): base-2 exponents of raw scores,
+//! and O rescaled only when a row's maximum moves by more than the slack.
+//!
+//! Scope of the prototype: no mask, bias, softcap, dropout, window or GQA; contiguous
+//! `[B, H, S, D]` inputs; the host checks that the lengths are multiples of the tiles.
+
+use cubecl::ir::FastMath;
+use cubecl::prelude::barrier::Barrier;
+use cubecl::prelude::*;
+
+use super::{b_descriptor, descriptor, smem_address, wgmma};
+use crate::attention::forward::mma::{Pair, copy_chunk, exp2, write_pair};
+
+/// Slack of the reference maximum, as in the MMA kernel: ln 256, here in base-2 units (8).
+const RESCALE_SLACK_LOG2: f32 = 5.545_177 * core::f32::consts::LOG2_E;
+/// ln 2: the log-sum-exp from base-2 maxima.
+const LN_2: f32 = core::f32::consts::LN_2;
+
+/// Compile-time shape of one prototype kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct WgmmaFwdParams {
+    /// Warpgroups per cube (64 query rows each).
+    pub warpgroups: u32,
+    /// Keys per tile (a multiple of 16, up to 256).
+    pub block_kv: u32,
+    /// `D` (a multiple of 16, up to 256).
+    pub head_dim: u32,
+    /// `Dv` (a multiple of 16, up to 256).
+    pub val_dim: u32,
+}
+
+/// Copies rows `start..start + rows` of one (batch, head) of `src` into `tile` in the
+/// core-matrix layout, 16 bytes per copy: consecutive lanes fill consecutive chunks of the
+/// tile, eight rows of one 16-byte column per core matrix. Rows at or past `seq` are zero.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn stage_core_async<E: Float, N: Size>(
+    src: &Tensor<Vector<E, N>>,
+    base: usize,
+    start: u32,
+    seq: u32,
+    tile: &mut SharedMemory<Vector<E, N>>,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+    #[comptime] units: u32,
+    tid: u32,
+) {
+    let per_row = comptime!(width / 8);
+    let total = comptime!(rows * width / 8);
+    let stride = src.stride(2) / 8;
+    #[unroll]
+    for i in 0..comptime!(total.div_ceil(units)) {
+        let idx = tid + i * units;
+        if idx < total {
+            // `idx` is the destination: core matrix idx / 8 = (row / 8) · per_row + chunk.
+            let r = (idx / comptime!(8 * per_row)) * 8 + idx % 8;
+            let c = (idx / 8) % per_row;
+            let row = start + r;
+            let inside = row < seq;
+            let at = base / 8 + select(inside, row, 0u32) as usize * stride + c as usize;
+            copy_chunk::<E, N>(src, at, inside, tile, idx as usize);
+        }
+    }
+}
+
+/// Elements `2t` and `2t + 1` of a 16-byte vector, without a dynamic index (which would
+/// put the vector in local memory).
+#[cube]
+fn pair_at<E: Float, N: Size>(v: Vector<E, N>, t: u32) -> Vector<E, Pair> {
+    let mut out = Vector::<E, Pair>::new(v[0]);
+    out[1] = v[1];
+    #[unroll]
+    for i in 1..4u32 {
+        if t == i {
+            out[0] = v[(2 * i) as usize];
+            out[1] = v[(2 * i + 1) as usize];
+        }
+    }
+    out
+}
+
+/// The prototype forward. Grid `(Sq / (64·warpgroups), B·H)`, cube `(32, 4·warpgroups)`;
+/// `scale_log2` is the softmax scale times log2(e).
+#[cube(launch_unchecked, fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn attention_fwd_wgmma<E: Float, N: Size, NO: Size>(
+    q: &Tensor<Vector<E, N>>,
+    k: &Tensor<Vector<E, N>>,
+    v: &Tensor<Vector<E, N>>,
+    out: &mut Tensor<Vector<E, NO>>,
+    lse: &mut Tensor<f32>,
+    scale_log2: f32,
+    #[comptime] p: WgmmaFwdParams,
+    #[define(E)] _dtype: StorageType,
+) {
+    let units = comptime!(p.warpgroups * 128);
+    let lane = UNIT_POS_X;
+    let plane = UNIT_POS_Y;
+    let tid = plane * 32 + lane;
+    let g = lane / 4;
+    let t = lane % 4;
+    let heads = q.shape(1) as u32;
+    let seq_q = q.shape(2) as u32;
+    let seq_kv = k.shape(2) as u32;
+    let bh = CUBE_POS_Y;
+    let b = bh / heads;
+    let h = bh % heads;
+    // Row g of this plane's 16; row g + 8 is the second of each pair.
+    let row0 = CUBE_POS_X * comptime!(64 * p.warpgroups) + plane * 16 + g;
+
+    let k_base = b as usize * k.stride(0) + h as usize * k.stride(1);
+    let v_base = b as usize * v.stride(0) + h as usize * v.stride(1);
+    let mut k_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((p.block_kv * p.head_dim / 8) as usize),
+        16usize,
+    );
+    let mut v_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((p.block_kv * p.val_dim / 8) as usize),
+        16usize,
+    );
+    let k_ready = Barrier::shared(units, tid == 0);
+    let v_ready = Barrier::shared(units, tid == 0);
+    stage_core_async::<E, N>(
+        k, k_base, 0u32, seq_kv, &mut k_s, p.block_kv, p.head_dim, units, tid,
+    );
+    k_ready.commit_copy_async();
+    k_ready.arrive();
+
+    // Q as A fragments: step s, pair 2·half + r holds row g + 8r, columns 16s + 8·half + 2t.
+    let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
+    let mut q_frag = Array::<Vector<E, Pair>>::new(comptime!((p.head_dim / 4) as usize));
+    #[unroll]
+    for s in 0..comptime!(p.head_dim / 16) {
+        #[unroll]
+        for half in 0..2u32 {
+            #[unroll]
+            for r in 0..2u32 {
+                let row = min(row0 + r * 8, seq_q - 1);
+                let at = (q_base + row as usize * q.stride(2)) / 8 + (2 * s + half) as usize;
+                q_frag[(4 * s + 2 * half + r) as usize] = pair_at::<E, N>(q[at], t);
+            }
+        }
+    }
+
+    let s_pairs = comptime!(p.block_kv / 4);
+    let o_pairs = comptime!(p.val_dim / 4);
+    let mut s_acc = Array::<Vector<f32, Pair>>::new(s_pairs as usize);
+    let mut o_acc = Array::<Vector<f32, Pair>>::new(o_pairs as usize);
+    let mut p_frag = Array::<Vector<E, Pair>>::new(s_pairs as usize);
+    #[unroll]
+    for i in 0..o_pairs {
+        o_acc[i as usize] = Vector::new(0.0f32);
+    }
+    let mut m_run = Array::<f32>::new(2usize);
+    let mut l_run = Array::<f32>::new(2usize);
+    #[unroll]
+    for r in 0..2u32 {
+        m_run[r as usize] = f32::new(-3.0e38);
+        l_run[r as usize] = 0.0f32;
+    }
+    let (k_lbo, k_sbo, k_step) = comptime!(b_descriptor(p.block_kv, p.head_dim, false));
+    let (v_lbo, v_sbo, v_step) = comptime!(b_descriptor(p.val_dim, p.block_kv, true));
+    let k_desc = descriptor::<E>(
+        smem_address::<E, N>(&k_s.slice(0usize, 1usize)),
+        k_lbo,
+        k_sbo,
+        k_step,
+    );
+    let v_desc = descriptor::<u16>(
+        smem_address::<E, N>(&v_s.slice(0usize, 1usize)),
+        v_lbo,
+        v_sbo,
+        v_step,
+    );
+
+    let mut parity = 0u32;
+    let mut start = 0u32;
+    while start < seq_kv {
+        k_ready.wait_parity(parity);
+        // Every plane is past the previous tile's P·V before V is overwritten.
+        sync_cube();
+        stage_core_async::<E, N>(
+            v, v_base, start, seq_kv, &mut v_s, p.block_kv, p.val_dim, units, tid,
+        );
+        v_ready.commit_copy_async();
+        v_ready.arrive();
+
+        #[unroll]
+        for i in 0..s_pairs {
+            s_acc[i as usize] = Vector::new(0.0f32);
+        }
+        wgmma::<E, E>(&q_frag, &k_desc, &mut s_acc, p.block_kv, p.head_dim);
+
+        v_ready.wait_parity(parity);
+        // Every plane is past S = Q·Kᵀ before K is overwritten.
+        sync_cube();
+        let next = start + p.block_kv;
+        if next < seq_kv {
+            stage_core_async::<E, N>(
+                k, k_base, next, seq_kv, &mut k_s, p.block_kv, p.head_dim, units, tid,
+            );
+            k_ready.commit_copy_async();
+            k_ready.arrive();
+        }
+
+        // Online softmax on raw scores: pair 2j + r of S is row g + 8r, keys 8j + 2t, +1.
+        let mut grow = false;
+        let mut tile_max = Array::<f32>::new(2usize);
+        #[unroll]
+        for r in 0..2u32 {
+            let mut mx = f32::new(-3.0e38);
+            #[unroll]
+            for j in 0..comptime!(p.block_kv / 8) {
+                let pair = s_acc[(2 * j + r) as usize];
+                mx = max(mx, max(pair[0], pair[1]));
+            }
+            mx = max(mx, plane_shuffle_xor(mx, 1u32));
+            mx = max(mx, plane_shuffle_xor(mx, 2u32));
+            tile_max[r as usize] = mx;
+            grow = grow || (mx - m_run[r as usize]) * scale_log2 > RESCALE_SLACK_LOG2;
+        }
+        if plane_any(grow) {
+            #[unroll]
+            for r in 0..2u32 {
+                let m_old = m_run[r as usize];
+                let m_new = max(m_old, tile_max[r as usize]);
+                m_run[r as usize] = m_new;
+                let alpha = exp2((m_old - m_new) * scale_log2);
+                #[unroll]
+                for i in 0..comptime!(p.val_dim / 8) {
+                    let mut o = o_acc[(2 * i + r) as usize];
+                    o[0] *= alpha;
+                    o[1] *= alpha;
+                    o_acc[(2 * i + r) as usize] = o;
+                }
+                l_run[r as usize] *= alpha;
+            }
+        }
+        #[unroll]
+        for r in 0..2u32 {
+            let m_sub = m_run[r as usize] * scale_log2;
+            let mut sum = 0.0f32;
+            #[unroll]
+            for j in 0..comptime!(p.block_kv / 8) {
+                let mut pair = s_acc[(2 * j + r) as usize];
+                pair[0] = exp2(pair[0] * scale_log2 - m_sub);
+                pair[1] = exp2(pair[1] * scale_log2 - m_sub);
+                sum += pair[0] + pair[1];
+                p_frag[(2 * j + r) as usize] = Vector::cast_from(pair);
+            }
+            l_run[r as usize] += sum;
+        }
+        wgmma::<E, u16>(&p_frag, &v_desc, &mut o_acc, p.val_dim, p.block_kv);
+        parity ^= 1;
+        start = next;
+    }
+
+    #[unroll]
+    for r in 0..2u32 {
+        let row = row0 + r * 8;
+        let mut l = l_run[r as usize];
+        l += plane_shuffle_xor(l, 1u32);
+        l += plane_shuffle_xor(l, 2u32);
+        if row < seq_q {
+            let inv = 1.0f32 / l;
+            let o_base = b as usize * out.stride(0)
+                + h as usize * out.stride(1)
+                + row as usize * out.stride(2);
+            #[unroll]
+            for i in 0..comptime!(p.val_dim / 8) {
+                let mut pair = o_acc[(2 * i + r) as usize];
+                pair[0] *= inv;
+                pair[1] *= inv;
+                write_pair::<E, NO>(out, o_base + (i * 8 + t * 2) as usize, pair, 2u32);
+            }
+            if t == 0 {
+                let at = b as usize * lse.stride(0)
+                    + h as usize * lse.stride(1)
+                    + row as usize * lse.stride(2);
+                lse[at] = m_run[r as usize] * scale_log2 * LN_2 + l.ln();
+            }
+        }
+    }
+}
