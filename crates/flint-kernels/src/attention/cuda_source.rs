@@ -169,6 +169,21 @@ struct Args {
 }
 
 impl Args {
+    /// Settings for a cube of `planes` planes with 32-bit addresses, and a launcher whose
+    /// scope knows the device's properties.
+    fn for_planes(client: &ComputeClient<WgpuRuntime>, planes: u32) -> (KernelSettings, Self) {
+        let settings = KernelSettings::default()
+            .cube_dim(CubeDim::new_2d(32, planes))
+            .address_type(AddressType::U32);
+        let mut args = Self {
+            client: client.clone(),
+            launcher: KernelLauncher::new(settings.clone()),
+        };
+        args.launcher
+            .with_scope(|scope| scope.device_properties(client.properties()));
+        (settings, args)
+    }
+
     fn tensor<T: LaunchArg<RuntimeArg<WgpuRuntime> = TensorArg<WgpuRuntime>>>(
         &mut self,
         shape: &[usize],
@@ -367,8 +382,9 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
     Ok(out)
 }
 
-/// `(kernel name, CUDA source)` of the warpgroup-MMA check kernels (`crate::wgmma::check`):
-/// the product with K-major and with MN-major B, and the timed loop.
+/// `(kernel name, CUDA source)` of the warpgroup-MMA kernels (`crate::wgmma`): the checked
+/// product with K-major and with MN-major B, the timed loop, and the attention prototype at
+/// four tilings.
 ///
 /// # Errors
 /// CubeCL's CUDA compiler refusing a kernel.
@@ -378,16 +394,9 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
     let client = WgpuRuntime::client(&WgpuDevice::default());
     let mut out = Vec::new();
     for (n, k, mn_major) in [(64u32, 64u32, false), (128, 64, true)] {
-        let settings = KernelSettings::default()
-            .cube_dim(CubeDim::new_2d(32, 4))
-            .address_type(AddressType::U32);
-        let mut a = Args {
-            client: client.clone(),
-            launcher: KernelLauncher::new(settings.clone()),
-        };
+        let (settings, mut a) = Args::for_planes(&client, 4);
         use wgmma_product as m;
         a.launcher.with_scope(|scope| {
-            scope.device_properties(client.properties());
             scope.register_type::<DynamicScalar<m::_E>>(dtype);
             scope.register_size::<DynamicSize<m::_N>>(8);
         });
@@ -415,16 +424,9 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
         out.push((format!("wgmma_product_n{n}_k{k}_{major}"), compile(kernel)?));
     }
     let (n, k, warpgroups) = (128u32, 64u32, 2u32);
-    let settings = KernelSettings::default()
-        .cube_dim(CubeDim::new_2d(32, 4 * warpgroups))
-        .address_type(AddressType::U32);
-    let mut a = Args {
-        client: client.clone(),
-        launcher: KernelLauncher::new(settings.clone()),
-    };
+    let (settings, mut a) = Args::for_planes(&client, 4 * warpgroups);
     use wgmma_loop as l;
     a.launcher.with_scope(|scope| {
-        scope.device_properties(client.properties());
         scope.register_type::<DynamicScalar<l::_E>>(dtype);
         scope.register_size::<DynamicSize<l::_N>>(8);
     });
@@ -451,15 +453,8 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
         (2, 128, 64),
     ] {
         use crate::wgmma::attention::{WgmmaFwdParams, attention_fwd_wgmma as f};
-        let settings = KernelSettings::default()
-            .cube_dim(CubeDim::new_2d(32, 4 * warpgroups))
-            .address_type(AddressType::U32);
-        let mut a = Args {
-            client: client.clone(),
-            launcher: KernelLauncher::new(settings.clone()),
-        };
+        let (settings, mut a) = Args::for_planes(&client, 4 * warpgroups);
         a.launcher.with_scope(|scope| {
-            scope.device_properties(client.properties());
             scope.register_type::<DynamicScalar<f::_E>>(dtype);
             scope.register_size::<DynamicSize<f::_N>>(8);
             scope.register_size::<DynamicSize<f::_NO>>(2);
@@ -635,7 +630,7 @@ mod tests {
             // An MN-major B (V, or the MN-major check) has its own transposed helper.
             let mn = name.ends_with("_mn") || name.starts_with("attention_");
             assert_eq!(
-                source.contains("_f32_mn(") && source.contains(", p, 1, 1, 1; }"),
+                source.contains("_f32_mn(") && source.contains(", p, 1, 1, 1; "),
                 mn,
                 "{name}: MN-major helper present: expected {mn}"
             );
