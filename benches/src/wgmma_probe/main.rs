@@ -76,15 +76,13 @@ fn main() -> std::process::ExitCode {
         .unwrap_or(132);
     // The register-level MMA of the attention kernels, in the same loop, for comparison.
     for (per_sm, planes) in [(1, 4), (2, 4), (1, 8), (2, 8)] {
-        match check::mma_loop_speed(&client, (sms * per_sm, planes), iters, 5) {
-            Ok((ms, tflops)) => println!(
-                "mma.sync loop 16x64x16: {per_sm} cube(s) of {planes} planes per SM, {iters} steps: {ms:.3} ms, {tflops:.1} TFLOP/s"
-            ),
-            Err(e) => {
-                println!("mma.sync loop, {per_sm}x{planes}: FAILED {e}");
-                ok = false;
-            }
-        }
+        let label = format!(
+            "mma.sync loop 16x64x16: {per_sm} cube(s) of {planes} planes per SM, {iters} steps"
+        );
+        ok &= report(
+            &label,
+            check::mma_loop_speed(&client, (sms * per_sm, planes), iters, 5),
+        );
     }
     // 64x256 with four warpgroups needs more than the 128 registers a thread of 512 may have.
     for (n, k, configs) in [
@@ -92,21 +90,32 @@ fn main() -> std::process::ExitCode {
         (256, 64, &[(1, 1), (1, 2), (2, 2), (1, 3)][..]),
     ] {
         for &(per_sm, warpgroups) in configs {
-            match check::loop_speed(&client, (n, k), (sms * per_sm, warpgroups), iters, 5) {
-                Ok((ms, tflops)) => println!(
-                    "loop 64x{n}x{k}: {per_sm} cube(s) of {warpgroups} warpgroup(s) per SM, {iters} calls: {ms:.3} ms, {tflops:.1} TFLOP/s"
-                ),
-                Err(e) => {
-                    println!("loop 64x{n}x{k}, {per_sm}x{warpgroups}: FAILED {e}");
-                    ok = false;
-                }
-            }
+            let label = format!(
+                "loop 64x{n}x{k}: {per_sm} cube(s) of {warpgroups} warpgroup(s) per SM, {iters} calls"
+            );
+            let speed = check::loop_speed(&client, (n, k), (sms * per_sm, warpgroups), iters, 5);
+            ok &= report(&label, speed);
         }
     }
     if ok {
         std::process::ExitCode::SUCCESS
     } else {
         std::process::ExitCode::FAILURE
+    }
+}
+
+/// Prints one timing, `(milliseconds, TFLOP/s)`, or its failure; whether it ran.
+#[cfg(feature = "cuda")]
+fn report(label: &str, timing: Result<(f64, f64), String>) -> bool {
+    match timing {
+        Ok((ms, tflops)) => {
+            println!("{label}: {ms:.3} ms, {tflops:.1} TFLOP/s");
+            true
+        }
+        Err(e) => {
+            println!("{label}: FAILED {e}");
+            false
+        }
     }
 }
 
@@ -144,18 +153,13 @@ fn attention(
     for p in configs.into_iter().filter(|p| p.head_dim <= 128) {
         for s in [1536usize, 3072, 6144] {
             let shape = [12288 / s, 16, s, p.head_dim as usize];
-            match attention_speed(client, shape, p, 20) {
-                Ok((ms, tflops)) => println!(
-                    "speed {}x{} D={} S={s}: {ms:.3} ms, {tflops:.1} TFLOP/s",
-                    64 * p.warpgroups,
-                    p.block_kv,
-                    p.head_dim
-                ),
-                Err(e) => {
-                    println!("speed {p:?} S={s}: FAILED {e}");
-                    ok = false;
-                }
-            }
+            let label = format!(
+                "speed {}x{} D={} S={s}",
+                64 * p.warpgroups,
+                p.block_kv,
+                p.head_dim
+            );
+            ok &= report(&label, attention_speed(client, shape, p, 20));
         }
     }
     if ok {

@@ -34,9 +34,9 @@ pub(crate) fn smem_address<E: Float, N: Size>(slice: &Slice<Vector<E, N>>) -> u3
     u32::reinterpret(words[0])
 }
 
-/// The four words `wgmma` takes for B: a shared-memory descriptor without swizzle (`addr`
+/// The three words `wgmma` takes for B: a shared-memory descriptor without swizzle (`addr`
 /// 16-byte aligned; `lbo` and `sbo` in bytes, multiples of 16, below 256 KiB), the bytes
-/// between consecutive k-steps, and an unused word. Their type says how B is stored: `E`
+/// between consecutive k-steps. Their type says how B is stored: `E`
 /// (the operands' element) for a K-major B, `u16` for an MN-major one (`n` contiguous), which
 /// the patched compiler turns into `wgmma`'s transposed form.
 #[cube]
@@ -46,11 +46,10 @@ pub(crate) fn descriptor<B: Scalar>(
     sbo: u32,
     #[comptime] step_bytes: u32,
 ) -> Array<Vector<B, Pair>> {
-    let mut words = Array::<Vector<B, Pair>>::new(4usize);
+    let mut words = Array::<Vector<B, Pair>>::new(3usize);
     words[0] = Vector::reinterpret(((addr & 0x3ffff) >> 4) | (((lbo >> 4) & 0x3fff) << 16));
     words[1] = Vector::reinterpret((sbo >> 4) & 0x3fff);
     words[2] = Vector::reinterpret(comptime!(step_bytes >> 4));
-    words[3] = Vector::reinterpret(0u32);
     words
 }
 

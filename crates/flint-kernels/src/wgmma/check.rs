@@ -419,13 +419,14 @@ fn tensor_arg<R: Runtime>(handle: &cubecl::server::Handle, shape: [usize; 4]) ->
 }
 
 /// The prototype's launch on bf16 `q`, `k`, `v` (`[b, h, s, d]`, as handles) into `out` and
-/// `lse` (`[b, h, s]`, f32).
-fn launch_attention<R: Runtime>(
-    client: &ComputeClient<R>,
+/// `lse` (`[b, h, s]`, f32): the shape and tiling checked once, then a launch per call of
+/// the returned closure.
+fn attention_launcher<'a, R: Runtime>(
+    client: &'a ComputeClient<R>,
     shape: [usize; 4],
     p: WgmmaFwdParams,
-    [q, k, v, out, lse]: [&cubecl::server::Handle; 5],
-) -> Result<(), String> {
+    [q, k, v, out, lse]: [&'a cubecl::server::Handle; 5],
+) -> Result<impl Fn() + 'a, String> {
     let [b, h, s, d] = shape;
     let block_q = 64 * p.warpgroups as usize;
     if d != p.head_dim as usize
@@ -448,35 +449,35 @@ fn launch_attention<R: Runtime>(
             p.block_kv
         ));
     }
-    let lse_arg = {
-        let strides = vec![h * s, s, 1];
-        // SAFETY: `lse` holds b·h·s f32 values.
-        unsafe { TensorArg::from_raw_parts(lse.clone(), strides.into(), vec![b, h, s].into()) }
-    };
     let scale_log2 = (1.0 / (d as f32).sqrt()) * std::f32::consts::LOG2_E;
     let cubes_x = u32::try_from(s / block_q).map_err(|e| e.to_string())?;
     let cubes_y = u32::try_from(b * h).map_err(|e| e.to_string())?;
-    // SAFETY: q, k, v and out hold b·h·s·d bf16 values and lse b·h·s f32 ones (the callers
-    // made them so); S is a multiple of both tiles (checked above), so every row and key the
-    // kernel reads or writes exists.
-    unsafe {
-        attention_fwd_wgmma::launch_unchecked::<R>(
-            client,
-            CubeCount::Static(cubes_x, cubes_y, 1),
-            CubeDim::new_2d(32, 4 * p.warpgroups),
-            CHUNK,
-            2usize,
-            tensor_arg(q, shape),
-            tensor_arg(k, shape),
-            tensor_arg(v, shape),
-            tensor_arg(out, shape),
-            lse_arg,
-            scale_log2,
-            p,
-            bf16(),
-        );
-    }
-    Ok(())
+    Ok(move || {
+        // SAFETY: `lse` holds b·h·s f32 values.
+        let lse_arg = unsafe {
+            TensorArg::from_raw_parts(lse.clone(), vec![h * s, s, 1].into(), vec![b, h, s].into())
+        };
+        // SAFETY: q, k, v and out hold b·h·s·d bf16 values and lse b·h·s f32 ones (the
+        // callers made them so); S is a multiple of both tiles (checked above), so every row
+        // and key the kernel reads or writes exists.
+        unsafe {
+            attention_fwd_wgmma::launch_unchecked::<R>(
+                client,
+                CubeCount::Static(cubes_x, cubes_y, 1),
+                CubeDim::new_2d(32, 4 * p.warpgroups),
+                CHUNK,
+                2usize,
+                tensor_arg(q, shape),
+                tensor_arg(k, shape),
+                tensor_arg(v, shape),
+                tensor_arg(out, shape),
+                lse_arg,
+                scale_log2,
+                p,
+                bf16(),
+            );
+        }
+    })
 }
 
 /// Runs the prototype on bf16 values (`[b, h, s, d]`) and returns the largest error of the
@@ -497,12 +498,12 @@ pub fn attention_error<R: Runtime>(
     let handles = [&qv, &kv, &vv].map(|x| client.create_from_slice(&bytes(x)));
     let out = client.create_from_slice(&[0xffu8, 0x7f].repeat(len)); // bf16 NaN
     let lse = client.create_from_slice(&f32::NAN.to_le_bytes().repeat(b * h * s));
-    launch_attention(
+    attention_launcher(
         client,
         shape,
         p,
         [&handles[0], &handles[1], &handles[2], &out, &lse],
-    )?;
+    )?();
     let got = client.read_one(out).map_err(|e| format!("{e:?}"))?;
     let got_lse = client.read_one(lse).map_err(|e| format!("{e:?}"))?;
     let scale = 1.0 / (d as f64).sqrt();
@@ -561,11 +562,7 @@ pub fn attention_speed<R: Runtime>(
     let v = client.create_from_slice(&bytes(&values));
     let out = client.create_from_slice(&vec![0u8; 2 * len]);
     let lse = client.create_from_slice(&vec![0u8; 4 * b * h * s]);
-    launch_attention(client, shape, p, [&q, &k, &v, &out, &lse])?;
-    let launch = || {
-        // Checked by the launch above.
-        let _ = launch_attention(client, shape, p, [&q, &k, &v, &out, &lse]);
-    };
+    let launch = attention_launcher(client, shape, p, [&q, &k, &v, &out, &lse])?;
     let ms = time_launches(client, launch, rounds, lse.clone())?;
     let flops = 4.0 * (b * h) as f64 * (s as f64).powi(2) * d as f64;
     Ok((ms, flops / (ms * 1e-3) / 1e12))

@@ -581,12 +581,12 @@ pub(super) fn compile_manual_mma<D: Dialect>(
 
     if shape.m == 64 {
         // flint patch: a warpgroup MMA (`ptx::wgmma_template`): A's registers of k / 16
-        // steps, B's four descriptor words (u16 pairs: an MN-major B), n / 2 f32
+        // steps, B's three descriptor words (u16 pairs: an MN-major B), n / 2 f32
         // accumulators per thread.
         let u32_ty = format!("{}", Elem::<D>::U32);
         let f32_ty = format!("{}", Elem::<D>::F32);
         let a = (0..(shape.k / 16 * 4) as usize).map(|i| as_const_ty_idx(frag_a, i, &u32_ty));
-        let b = (0..4).map(|i| as_const_ty_idx(frag_b, i, &u32_ty));
+        let b = (0..3).map(|i| as_const_ty_idx(frag_b, i, &u32_ty));
         let c = (0..(shape.n / 2) as usize).map(|i| as_const_ty_idx(frag_c, i, &f32_ty));
         let d = (0..(shape.n / 2) as usize).map(|i| as_ty_idx(frag_d, i, &f32_ty));
         let args = comma_separated(a.chain(b).chain(c).chain(d));

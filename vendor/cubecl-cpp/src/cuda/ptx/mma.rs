@@ -81,8 +81,8 @@ __mma_m16n8k{k}_{a_elem}_{b_elem}_{cd_elem}({args}) {{
 /// flint patch: the helper behind a manual MMA of shape `m = 64`, which this fork compiles to
 /// Hopper's warpgroup MMA (`wgmma.mma_async`, sm_90a) with A in registers and B in shared
 /// memory. `k / 16` steps run back to back: step `s` reads A registers `4s..4s + 4` and the
-/// B descriptor advanced by `b_2` (16-byte units). B's words are the descriptor's low and
-/// high halves, that step and one unused word; B's element type says how B is stored (u16:
+/// B descriptor advanced by `b_2` (16-byte units). B's three words are the descriptor's low
+/// and high halves and that step; B's element type says how B is stored (u16:
 /// MN-major, `imm-trans-b`; otherwise K-major), so that each form has a helper of its own.
 /// The call is synchronous: a proxy fence (B was written through the generic proxy, `wgmma`
 /// reads it through the async one), then one asm statement with `wgmma.fence`, the steps,
@@ -94,7 +94,7 @@ pub fn wgmma_template<D: Dialect>(a_elem: Elem<D>, n: u32, k: u32, mn_major: boo
     let trans = u32::from(mn_major);
     let suffix = if mn_major { "_mn" } else { "" };
     let args_a = (0..4 * steps).map(|i| format!("uint32 const &a_{i}"));
-    let args_b = (0..4).map(|i| format!("uint32 const &b_{i}"));
+    let args_b = (0..3).map(|i| format!("uint32 const &b_{i}"));
     let args_c = (0..acc).map(|i| format!("float const &c_{i}"));
     let args_d = (0..acc).map(|i| format!("float &d_{i}"));
     let args = args_a
