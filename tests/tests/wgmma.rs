@@ -79,6 +79,7 @@ fn wgmma_attention_prototype_matches_reference_on_gpu() {
                 block_kv,
                 head_dim: d,
                 val_dim: d,
+                pipelined: false,
             };
             let shape = [1, 2, 768, d as usize];
             let (out, lse) =
@@ -93,8 +94,63 @@ fn wgmma_attention_prototype_matches_reference_on_gpu() {
             block_kv: 128,
             head_dim: 128,
             val_dim: 128,
+            pipelined: false,
         };
         let err = attention_error(&client, [1, 2, 384, 128], same).unwrap_err();
         assert!(err.contains("one shape"), "{err}");
+    }
+}
+
+/// The pipelined warpgroup-MMA forward (`flint_kernels::wgmma::pipelined`) against the f64
+/// attention: asynchronous products, Q in shared memory, double-buffered K and V. One key
+/// tile (no loop), two (no refill), and many; two and three warpgroups; D = 64, 128 and 256,
+/// including tilings whose two products share a shape; a tiling past the shared memory is
+/// refused before any launch.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA on an sm_90 GPU: warpgroup MMA (run with --features cuda)"
+)]
+fn wgmma_attention_pipelined_matches_reference_on_gpu() {
+    #[cfg(feature = "cuda")]
+    {
+        use cubecl::Runtime;
+        use cubecl::cuda::CudaRuntime;
+        use flint_kernels::wgmma::attention::WgmmaFwdParams;
+        use flint_kernels::wgmma::{check::attention_error, cuda_device_has_wgmma};
+
+        if !cuda_device_has_wgmma(0) {
+            eprintln!(
+                "SKIPPED wgmma_attention_pipelined_matches_reference_on_gpu: CUDA device 0 is not sm_90"
+            );
+            return;
+        }
+        let client = CudaRuntime::client(&Default::default());
+        let params = |warpgroups, block_kv, d| WgmmaFwdParams {
+            warpgroups,
+            block_kv,
+            head_dim: d,
+            val_dim: d,
+            pipelined: true,
+        };
+        for (p, s) in [
+            (params(2, 128, 128), 128),
+            (params(2, 128, 128), 256),
+            (params(2, 128, 128), 768),
+            (params(2, 64, 128), 768),
+            (params(3, 64, 128), 768),
+            (params(2, 64, 64), 768),
+            (params(2, 128, 64), 640),
+            (params(2, 64, 256), 384),
+        ] {
+            let shape = [1, 2, s, p.head_dim as usize];
+            let (out, lse) = attention_error(&client, shape, p)
+                .unwrap_or_else(|e| panic!("{p:?} at {shape:?}: {e}"));
+            // bf16 output: about 2^-8 of the largest magnitude.
+            assert!(out < 2e-2, "{p:?} at {shape:?}: output relative error {out:e}");
+            assert!(lse < 1e-3, "{p:?} at {shape:?}: LSE absolute error {lse:e}");
+        }
+        let err = attention_error(&client, [1, 2, 768, 256], params(3, 256, 256)).unwrap_err();
+        assert!(err.contains("shared memory"), "{err}");
     }
 }

@@ -7,8 +7,9 @@
 //! cargo run --release -p flint-benches --features cuda --bin wgmma_probe -- attention
 //! ```
 //!
-//! `attention` checks and times the warpgroup-MMA attention prototype
-//! (`flint_kernels::wgmma::attention`).
+//! `attention` checks and times the warpgroup-MMA attention kernels: the synchronous
+//! prototype (`flint_kernels::wgmma::attention`) and the pipelined one
+//! (`flint_kernels::wgmma::pipelined`).
 //!
 //! Exits non-zero if the product is wrong or the loop fails.
 
@@ -119,28 +120,36 @@ fn report(label: &str, timing: Result<(f64, f64), String>) -> bool {
     }
 }
 
-/// The warpgroup-MMA attention prototype: checked against f64 at small sizes, then timed at
-/// 12k tokens (B·S, lengths that three warpgroups' 192-row cubes divide) and 16 heads, bf16.
+/// The warpgroup-MMA attention kernels (the synchronous prototype and the pipelined one):
+/// checked against f64 at small sizes, then timed at 16k tokens and hidden 2048, bf16.
 #[cfg(feature = "cuda")]
 fn attention(
     client: &cubecl::prelude::ComputeClient<cubecl::cuda::CudaRuntime>,
 ) -> std::process::ExitCode {
     use flint_kernels::wgmma::attention::WgmmaFwdParams;
     use flint_kernels::wgmma::check::{attention_error, attention_speed};
-    let params = |warpgroups, block_kv, d| WgmmaFwdParams {
+    let params = |warpgroups, block_kv, d, pipelined| WgmmaFwdParams {
         warpgroups,
         block_kv,
         head_dim: d,
         val_dim: d,
+        pipelined,
     };
-    // No tiling with block_kv = D = Dv: both products would share a shape, which the
-    // prototype refuses (ptxas then loses Q; docs/PERF.md).
+    // The synchronous prototype takes no tiling with block_kv = D = Dv: both products would
+    // share a shape, which it refuses (ptxas then loses Q; docs/PERF.md). The pipelined
+    // kernel reads Q from shared memory and takes them.
     let configs = [
-        params(2, 64, 128),
-        params(3, 64, 128),
-        params(2, 256, 64),
-        params(2, 128, 64),
-        params(2, 64, 256),
+        params(2, 64, 128, false),
+        params(3, 64, 128, false),
+        params(2, 128, 64, false),
+        params(2, 64, 128, true),
+        params(2, 128, 128, true),
+        params(3, 64, 128, true),
+        params(3, 128, 128, true),
+        params(2, 64, 64, true),
+        params(2, 128, 64, true),
+        params(3, 128, 64, true),
+        params(2, 64, 256, true),
     ];
     let mut ok = true;
     for p in configs {
@@ -150,11 +159,19 @@ fn attention(
         ok &= matches!(err, Ok((o, l)) if o < 2e-2 && l < 1e-3);
     }
     // Timed even where the check failed: the speed of a wrong kernel is still a bound.
+    // The bench's and sdpa_reference.py's workloads: 16k tokens, hidden 2048 (H = 2048 / D);
+    // three warpgroups' 192-row cubes take lengths they divide.
     for p in configs.into_iter().filter(|p| p.head_dim <= 128) {
-        for s in [1536usize, 3072, 6144] {
-            let shape = [12288 / s, 16, s, p.head_dim as usize];
+        let seqs: &[usize] = if p.warpgroups == 3 {
+            &[1536, 3072, 6144]
+        } else {
+            &[1024, 2048, 4096, 8192]
+        };
+        for &s in seqs {
+            let shape = [16384 / s, 2048 / p.head_dim as usize, s, p.head_dim as usize];
             let label = format!(
-                "speed {}x{} D={} S={s}",
+                "speed {} {}x{} D={} S={s}",
+                if p.pipelined { "pipelined" } else { "prototype" },
                 64 * p.warpgroups,
                 p.block_kv,
                 p.head_dim

@@ -64,8 +64,58 @@ pub(crate) fn wgmma<E: Float, B: Scalar>(
     #[comptime] n: u32,
     #[comptime] k: u32,
 ) {
+    wgmma_issue::<E, B>(a, b, acc, n, k);
+    let mut token = SharedMemory::<f32>::new(1usize);
+    wgmma_wait(acc, &mut token, false);
+}
+
+/// Issues `acc += A · B` as [`wgmma`] does and returns at once, the product one commit group
+/// in flight: `acc` (and `a`) must not be touched until `wgmma_wait` has covered it.
+#[cube]
+pub(crate) fn wgmma_issue<E: Float, B: Scalar>(
+    a: &Array<Vector<E, Pair>>,
+    b: &Array<Vector<B, Pair>>,
+    acc: &mut Array<Vector<f32, Pair>>,
+    #[comptime] n: u32,
+    #[comptime] k: u32,
+) {
     let def = MmaDefinition::<E, B, f32>::new(64usize, n as usize, k as usize);
     def.execute_inplace::<Pair, Pair, Pair>(a, b, acc);
+}
+
+/// Issues `acc += A · Bᵀ` with both operands in shared memory and K-major (the SS form): A
+/// as `descriptor::<u16>` words of the warpgroup's 64 rows, B as `descriptor::<E>` words.
+/// Asynchronous, as [`wgmma_issue`].
+#[cube]
+pub(crate) fn wgmma_ss_issue<E: Float>(
+    a: &Array<Vector<u16, Pair>>,
+    b: &Array<Vector<E, Pair>>,
+    acc: &mut Array<Vector<f32, Pair>>,
+    #[comptime] n: u32,
+    #[comptime] k: u32,
+) {
+    let def = MmaDefinition::<u16, E, f32>::new(64usize, n as usize, k as usize);
+    def.execute_inplace::<Pair, Pair, Pair>(a, b, acc);
+}
+
+/// Waits until at most one commit group (`one_left`) or none is in flight, and fences
+/// `acc`, whose product must then be complete: no read of it moves above the wait. `token`
+/// is any shared memory of the kernel (the request's syntax needs one; nothing touches it).
+#[cube]
+pub(crate) fn wgmma_wait(
+    acc: &mut Array<Vector<f32, Pair>>,
+    token: &mut SharedMemory<f32>,
+    #[comptime] one_left: bool,
+) {
+    let def = MmaDefinition::<f32, f32, f32>::new(16usize, 8usize, 16usize);
+    // Three matrices: the patched compiler's request for the wait (no `stmatrix` stores three).
+    def.store_matrix::<f32, Pair>(
+        &mut token.slice_mut(0usize, 1usize),
+        acc,
+        MatrixIdent::Accumulator,
+        3usize,
+        one_left,
+    );
 }
 
 /// Where this module's B layout puts the 16-byte chunk `chunk` of row `row` of a tile whose
@@ -100,4 +150,5 @@ pub fn cuda_device_has_wgmma(index: usize) -> bool {
 }
 
 pub mod attention;
+pub mod pipelined;
 pub mod check;

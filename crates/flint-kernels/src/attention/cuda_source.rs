@@ -383,8 +383,8 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
 }
 
 /// `(kernel name, CUDA source)` of the warpgroup-MMA kernels (`crate::wgmma`): the checked
-/// product with K-major and with MN-major B, the timed loop, and the attention prototype at
-/// four tilings.
+/// product with K-major and with MN-major B, the timed loop, the attention prototype at four
+/// tilings and the pipelined attention at two.
 ///
 /// # Errors
 /// CubeCL's CUDA compiler refusing a kernel.
@@ -446,54 +446,70 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
         dtype,
     );
     out.push((format!("wgmma_loop_n{n}_k{k}"), compile(kernel)?));
-    for (warpgroups, block_kv, d) in [
-        (2u32, 128u32, 128u32),
-        (2, 64, 128),
-        (3, 64, 128),
-        (2, 128, 64),
-    ] {
-        use crate::wgmma::attention::{WgmmaFwdParams, attention_fwd_wgmma as f};
-        let (settings, mut a) = Args::for_planes(&client, 4 * warpgroups);
-        a.launcher.with_scope(|scope| {
-            scope.register_type::<DynamicScalar<f::_E>>(dtype);
-            scope.register_size::<DynamicSize<f::_N>>(8);
-            scope.register_size::<DynamicSize<f::_NO>>(2);
-        });
-        let shape = [1usize, 2, 256, d as usize];
-        type In = Tensor<Vector<f::E, f::N>>;
-        let (q, k, v) = (
-            a.tensor::<In>(&shape, 2),
-            a.tensor::<In>(&shape, 2),
-            a.tensor::<In>(&shape, 2),
-        );
-        let o = a.tensor::<Tensor<Vector<f::E, f::NO>>>(&shape, 2);
-        let lse = a.tensor::<Tensor<f32>>(&shape[..3], 4);
-        <f32 as LaunchArg>::register(1.0f32, &mut a.launcher);
-        let params = WgmmaFwdParams {
-            warpgroups,
-            block_kv,
-            head_dim: d,
-            val_dim: d,
+    // The prototype, then the pipelined kernel: one generator for both kernel types.
+    macro_rules! attention_source {
+        ($m:ident :: $f:ident, $kernel:ident, $name:literal, $configs:expr, $pipelined:expr) => {
+            for (warpgroups, block_kv, d) in $configs {
+                use crate::wgmma::attention::WgmmaFwdParams;
+                use crate::wgmma::$m::$f as f;
+                let (settings, mut a) = Args::for_planes(&client, 4 * warpgroups);
+                a.launcher.with_scope(|scope| {
+                    scope.register_type::<DynamicScalar<f::_E>>(dtype);
+                    scope.register_size::<DynamicSize<f::_N>>(8);
+                    scope.register_size::<DynamicSize<f::_NO>>(2);
+                });
+                let shape = [1usize, 2, 256, d as usize];
+                type In = Tensor<Vector<f::E, f::N>>;
+                let (q, k, v) = (
+                    a.tensor::<In>(&shape, 2),
+                    a.tensor::<In>(&shape, 2),
+                    a.tensor::<In>(&shape, 2),
+                );
+                let o = a.tensor::<Tensor<Vector<f::E, f::NO>>>(&shape, 2);
+                let lse = a.tensor::<Tensor<f32>>(&shape[..3], 4);
+                <f32 as LaunchArg>::register(1.0f32, &mut a.launcher);
+                let params = WgmmaFwdParams {
+                    warpgroups,
+                    block_kv,
+                    head_dim: d,
+                    val_dim: d,
+                    pipelined: $pipelined,
+                };
+                let kernel = f::$kernel::<WgpuRuntime>::new(
+                    settings,
+                    client.clone(),
+                    q,
+                    k,
+                    v,
+                    o,
+                    lse,
+                    (),
+                    8usize,
+                    2usize,
+                    params,
+                    dtype,
+                );
+                out.push((
+                    format!(concat!($name, "_d{}_wg{}_kv{}"), d, warpgroups, block_kv),
+                    compile(kernel)?,
+                ));
+            }
         };
-        let kernel = f::AttentionFwdWgmma::<WgpuRuntime>::new(
-            settings,
-            client.clone(),
-            q,
-            k,
-            v,
-            o,
-            lse,
-            (),
-            8usize,
-            2usize,
-            params,
-            dtype,
-        );
-        out.push((
-            format!("attention_fwd_wgmma_d{d}_wg{warpgroups}_kv{block_kv}"),
-            compile(kernel)?,
-        ));
     }
+    attention_source!(
+        attention::attention_fwd_wgmma,
+        AttentionFwdWgmma,
+        "attention_fwd_wgmma",
+        [(2u32, 128u32, 128u32), (2, 64, 128), (3, 64, 128), (2, 128, 64)],
+        false
+    );
+    attention_source!(
+        pipelined::attention_fwd_wgmma_pipelined,
+        AttentionFwdWgmmaPipelined,
+        "attention_fwd_wgmma_pipelined",
+        [(2u32, 128u32, 128u32), (2, 64, 64)],
+        true
+    );
     Ok(out)
 }
 
@@ -605,23 +621,38 @@ mod tests {
         );
     }
 
-    /// The patched `cubecl-cpp` compiles a manual MMA of `m = 64` to `wgmma` steps between a
-    /// fence and a wait, and a three-matrix load to a shared-memory address
-    /// (`crate::wgmma`); nothing of it becomes an `ldmatrix`.
+    /// The patched `cubecl-cpp` compiles a manual MMA of `m = 64` to `wgmma` steps after a
+    /// fence, then a commit; a three-matrix store to a wait that fences the accumulators; a
+    /// three-matrix load to a shared-memory address (`crate::wgmma`); nothing of it becomes
+    /// an `ldmatrix` or `stmatrix`.
     #[test]
     fn warpgroup_mma_compiles_to_wgmma() {
         let sources = super::wgmma_cuda_sources().expect("the wgmma kernels compile");
-        assert_eq!(sources.len(), 7);
+        assert_eq!(sources.len(), 9);
         for (name, source) in &sources {
             for needle in [
                 "wgmma.fence.sync.aligned",
                 "wgmma.mma_async.sync.aligned.m64n",
-                "wgmma.commit_group.sync.aligned",
-                "wgmma.wait_group.sync.aligned 0",
+                "wgmma.commit_group.sync.aligned; }",
+                "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" : \"+f\"(",
                 "__cvta_generic_to_shared(",
             ] {
                 assert!(source.contains(needle), "{name}: no {needle}");
             }
+            assert!(!source.contains("__stmatrix_"), "{name}: an stmatrix");
+            // The pipelined kernel reads Q from shared memory (the SS form) and waits for
+            // S with P·V still in flight.
+            let pipelined = name.starts_with("attention_fwd_wgmma_pipelined");
+            assert_eq!(
+                source.contains("_f32_ss(") && source.contains(", p, 1, 1, 0, 0; "),
+                pipelined,
+                "{name}: SS helper present: expected {pipelined}"
+            );
+            assert_eq!(
+                source.contains("wgmma.wait_group.sync.aligned 1;"),
+                pipelined,
+                "{name}: a wait with one group left: expected {pipelined}"
+            );
             assert!(!source.contains("__ldmatrix_"), "{name}: an ldmatrix");
             assert!(
                 source.contains("fence.proxy.async.shared::cta"),

@@ -17,13 +17,14 @@ use cubecl::ir::FastMath;
 use cubecl::prelude::barrier::Barrier;
 use cubecl::prelude::*;
 
+use super::pipelined::{online_softmax, rescale};
 use super::{b_descriptor, descriptor, smem_address, wgmma};
-use crate::attention::forward::mma::{Pair, copy_chunk, exp2, write_pair};
+use crate::attention::forward::mma::{Pair, copy_chunk, write_pair};
 
 /// Slack of the reference maximum, as in the MMA kernel: ln 256, here in base-2 units (8).
-const RESCALE_SLACK_LOG2: f32 = 5.545_177 * core::f32::consts::LOG2_E;
+pub(super) const RESCALE_SLACK_LOG2: f32 = 5.545_177 * core::f32::consts::LOG2_E;
 /// ln 2: the log-sum-exp from base-2 maxima.
-const LN_2: f32 = core::f32::consts::LN_2;
+pub(super) const LN_2: f32 = core::f32::consts::LN_2;
 
 /// Compile-time shape of one prototype kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -36,19 +37,36 @@ pub struct WgmmaFwdParams {
     pub head_dim: u32,
     /// `Dv` (a multiple of 16, up to 256).
     pub val_dim: u32,
+    /// FlashAttention-3's schedule (`super::pipelined`): asynchronous products, Q in shared
+    /// memory, K and V double-buffered. Otherwise this module's synchronous prototype.
+    pub pipelined: bool,
 }
 
-/// Copies rows `start..start + rows` of one (batch, head) of `src` into `tile` in the
-/// core-matrix layout, 16 bytes per copy: consecutive lanes fill consecutive chunks of the
-/// tile, eight rows of one 16-byte column per core matrix. Rows at or past `seq` are zero.
+impl WgmmaFwdParams {
+    /// Shared memory of one cube, in bytes (2-byte elements).
+    pub const fn shared_bytes(&self) -> u32 {
+        let kv = self.block_kv * (self.head_dim + self.val_dim) * 2;
+        if self.pipelined {
+            64 * self.warpgroups * self.head_dim * 2 + 2 * kv
+        } else {
+            kv
+        }
+    }
+}
+
+/// Copies rows `start..start + rows` of one (batch, head) of `src` into `tile` (from chunk
+/// `to`) in the core-matrix layout, 16 bytes per copy: consecutive lanes fill consecutive
+/// chunks of the tile, eight rows of one 16-byte column per core matrix. Rows at or past
+/// `seq` are zero.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn stage_core_async<E: Float, N: Size>(
+pub(super) fn stage_core_async<E: Float, N: Size>(
     src: &Tensor<Vector<E, N>>,
     base: usize,
     start: u32,
     seq: u32,
     tile: &mut SharedMemory<Vector<E, N>>,
+    to: u32,
     #[comptime] rows: u32,
     #[comptime] width: u32,
     #[comptime] units: u32,
@@ -67,7 +85,7 @@ fn stage_core_async<E: Float, N: Size>(
             let row = start + r;
             let inside = row < seq;
             let at = base / 8 + select(inside, row, 0u32) as usize * stride + c as usize;
-            copy_chunk::<E, N>(src, at, inside, tile, idx as usize);
+            copy_chunk::<E, N>(src, at, inside, tile, (to + idx) as usize);
         }
     }
 }
@@ -130,7 +148,7 @@ pub(crate) fn attention_fwd_wgmma<E: Float, N: Size, NO: Size>(
     let k_ready = Barrier::shared(units, tid == 0);
     let v_ready = Barrier::shared(units, tid == 0);
     stage_core_async::<E, N>(
-        k, k_base, 0u32, seq_kv, &mut k_s, p.block_kv, p.head_dim, units, tid,
+        k, k_base, 0u32, seq_kv, &mut k_s, 0u32, p.block_kv, p.head_dim, units, tid,
     );
     k_ready.commit_copy_async();
     k_ready.arrive();
@@ -162,6 +180,7 @@ pub(crate) fn attention_fwd_wgmma<E: Float, N: Size, NO: Size>(
     }
     let mut m_run = Array::<f32>::new(2usize);
     let mut l_run = Array::<f32>::new(2usize);
+    let mut alpha = Array::<f32>::new(2usize);
     #[unroll]
     for r in 0..2u32 {
         m_run[r as usize] = f32::new(-3.0e38);
@@ -189,7 +208,7 @@ pub(crate) fn attention_fwd_wgmma<E: Float, N: Size, NO: Size>(
         // Every plane is past the previous tile's P·V before V is overwritten.
         sync_cube();
         stage_core_async::<E, N>(
-            v, v_base, start, seq_kv, &mut v_s, p.block_kv, p.val_dim, units, tid,
+            v, v_base, start, seq_kv, &mut v_s, 0u32, p.block_kv, p.val_dim, units, tid,
         );
         v_ready.commit_copy_async();
         v_ready.arrive();
@@ -206,58 +225,23 @@ pub(crate) fn attention_fwd_wgmma<E: Float, N: Size, NO: Size>(
         let next = start + p.block_kv;
         if next < seq_kv {
             stage_core_async::<E, N>(
-                k, k_base, next, seq_kv, &mut k_s, p.block_kv, p.head_dim, units, tid,
+                k, k_base, next, seq_kv, &mut k_s, 0u32, p.block_kv, p.head_dim, units, tid,
             );
             k_ready.commit_copy_async();
             k_ready.arrive();
         }
 
-        // Online softmax on raw scores: pair 2j + r of S is row g + 8r, keys 8j + 2t, +1.
-        let mut grow = false;
-        let mut tile_max = Array::<f32>::new(2usize);
-        #[unroll]
-        for r in 0..2u32 {
-            let mut mx = f32::new(-3.0e38);
-            #[unroll]
-            for j in 0..comptime!(p.block_kv / 8) {
-                let pair = s_acc[(2 * j + r) as usize];
-                mx = max(mx, max(pair[0], pair[1]));
-            }
-            mx = max(mx, plane_shuffle_xor(mx, 1u32));
-            mx = max(mx, plane_shuffle_xor(mx, 2u32));
-            tile_max[r as usize] = mx;
-            grow = grow || (mx - m_run[r as usize]) * scale_log2 > RESCALE_SLACK_LOG2;
-        }
-        if plane_any(grow) {
-            #[unroll]
-            for r in 0..2u32 {
-                let m_old = m_run[r as usize];
-                let m_new = max(m_old, tile_max[r as usize]);
-                m_run[r as usize] = m_new;
-                let alpha = exp2((m_old - m_new) * scale_log2);
-                #[unroll]
-                for i in 0..comptime!(p.val_dim / 8) {
-                    let mut o = o_acc[(2 * i + r) as usize];
-                    o[0] *= alpha;
-                    o[1] *= alpha;
-                    o_acc[(2 * i + r) as usize] = o;
-                }
-                l_run[r as usize] *= alpha;
-            }
-        }
-        #[unroll]
-        for r in 0..2u32 {
-            let m_sub = m_run[r as usize] * scale_log2;
-            let mut sum = 0.0f32;
-            #[unroll]
-            for j in 0..comptime!(p.block_kv / 8) {
-                let mut pair = s_acc[(2 * j + r) as usize];
-                pair[0] = exp2(pair[0] * scale_log2 - m_sub);
-                pair[1] = exp2(pair[1] * scale_log2 - m_sub);
-                sum += pair[0] + pair[1];
-                p_frag[(2 * j + r) as usize] = Vector::cast_from(pair);
-            }
-            l_run[r as usize] += sum;
+        // Online softmax on raw scores (pair 2j + r of S: row g + 8r, keys 8j + 2t, +1).
+        if online_softmax::<E>(
+            &s_acc,
+            &mut p_frag,
+            &mut m_run,
+            &mut l_run,
+            &mut alpha,
+            scale_log2,
+            p.block_kv,
+        ) {
+            rescale(&mut o_acc, &alpha, p.val_dim);
         }
         wgmma::<E, u16>(&p_frag, &v_desc, &mut o_acc, p.val_dim, p.block_kv);
         parity ^= 1;

@@ -8,12 +8,15 @@ use cubecl::ir::{ElemType, FloatKind};
 use cubecl::prelude::*;
 
 use super::attention::{WgmmaFwdParams, attention_fwd_wgmma};
+use super::pipelined::attention_fwd_wgmma_pipelined;
 use super::{b_descriptor, core_chunk, descriptor, smem_address, wgmma};
 use crate::attention::forward::mma::Pair;
 use crate::attention::mma_tiles::{acc_tiles, mma_step};
 
 /// Elements per 16-byte chunk (2-byte elements).
 const CHUNK: usize = 8;
+/// Shared memory a cube may use on sm_90 (227 KiB).
+const SHARED_LIMIT: u32 = 227 * 1024;
 
 /// One warpgroup's `c = a · b`: `a` `[64, k]` row-major, `b` as 16-byte chunks of `[n, k]`
 /// (K-major, B transposed) or `[k, n]` (MN-major), `c` `[64, n]` f32. The descriptor's byte
@@ -440,7 +443,13 @@ fn attention_launcher<'a, R: Runtime>(
             p.head_dim, p.block_kv
         ));
     }
-    if p.block_kv == p.head_dim && p.block_kv == p.val_dim {
+    if p.shared_bytes() > SHARED_LIMIT {
+        return Err(format!(
+            "{p:?} needs {} bytes of shared memory per cube; sm_90 has {SHARED_LIMIT}",
+            p.shared_bytes()
+        ));
+    }
+    if !p.pipelined && p.block_kv == p.head_dim && p.block_kv == p.val_dim {
         // Both products would have one shape (64 x n x n): ptxas (12.8 here, the driver's on
         // the H200) then gives P the registers Q lives in across the key loop, and Q is lost
         // after the first tile (docs/PERF.md, "Warpgroup MMA").
@@ -461,21 +470,39 @@ fn attention_launcher<'a, R: Runtime>(
         // callers made them so); S is a multiple of both tiles (checked above), so every row
         // and key the kernel reads or writes exists.
         unsafe {
-            attention_fwd_wgmma::launch_unchecked::<R>(
-                client,
-                CubeCount::Static(cubes_x, cubes_y, 1),
-                CubeDim::new_2d(32, 4 * p.warpgroups),
-                CHUNK,
-                2usize,
-                tensor_arg(q, shape),
-                tensor_arg(k, shape),
-                tensor_arg(v, shape),
-                tensor_arg(out, shape),
-                lse_arg,
-                scale_log2,
-                p,
-                bf16(),
-            );
+            if p.pipelined {
+                attention_fwd_wgmma_pipelined::launch_unchecked::<R>(
+                    client,
+                    CubeCount::Static(cubes_x, cubes_y, 1),
+                    CubeDim::new_2d(32, 4 * p.warpgroups),
+                    CHUNK,
+                    2usize,
+                    tensor_arg(q, shape),
+                    tensor_arg(k, shape),
+                    tensor_arg(v, shape),
+                    tensor_arg(out, shape),
+                    lse_arg,
+                    scale_log2,
+                    p,
+                    bf16(),
+                );
+            } else {
+                attention_fwd_wgmma::launch_unchecked::<R>(
+                    client,
+                    CubeCount::Static(cubes_x, cubes_y, 1),
+                    CubeDim::new_2d(32, 4 * p.warpgroups),
+                    CHUNK,
+                    2usize,
+                    tensor_arg(q, shape),
+                    tensor_arg(k, shape),
+                    tensor_arg(v, shape),
+                    tensor_arg(out, shape),
+                    lse_arg,
+                    scale_log2,
+                    p,
+                    bf16(),
+                );
+            }
         }
     })
 }

@@ -130,12 +130,16 @@ alignas(64) unsigned long long int opaque[16];
                 frag_b,
                 ..
             } if shape.m == 64 => {
-                // flint patch: m = 64 is a warpgroup MMA; a u16 B is MN-major.
+                // flint patch: m = 64 is a warpgroup MMA; a u16 B is MN-major, a u16 A a
+                // descriptor (the SS form; the operand type is then B's).
+                let a_desc = frag_a.elem().unpacked() == Elem::U16;
+                let elem = if a_desc { frag_b.elem() } else { frag_a.elem() };
                 let ext = Extension::Mma(MmaExtension::Wgmma(Wgmma::new(
-                    frag_a.elem().unpacked(),
+                    elem.unpacked(),
                     shape.n,
                     shape.k,
                     frag_b.elem().unpacked() == Elem::U16,
+                    a_desc,
                 )));
                 if !extensions.contains(&ext) {
                     extensions.push(ext);
@@ -182,8 +186,10 @@ alignas(64) unsigned long long int opaque[16];
                     extensions.push(ext);
                 }
             }
-            // flint patch: three matrices are a shared-memory address, no `ldmatrix`.
-            shared::WmmaInstruction::LdMatrix { factor: 3, .. } => {}
+            // flint patch: three matrices are a shared-memory address, no `ldmatrix`, or a
+            // warpgroup MMA wait, no `stmatrix`.
+            shared::WmmaInstruction::LdMatrix { factor: 3, .. }
+            | shared::WmmaInstruction::StMatrix { factor: 3, .. } => {}
             shared::WmmaInstruction::LdMatrix {
                 output,
                 factor,

@@ -59,14 +59,15 @@ pub struct LdMatrix<D: Dialect> {
     pub transpose: bool,
 }
 
-/// flint patch: the helper of one warpgroup MMA form: A's element, `n`, `k` and whether B
-/// is MN-major.
+/// flint patch: the helper of one warpgroup MMA form: the operands' element, `n`, `k`,
+/// whether B is MN-major and whether A is a shared-memory descriptor (the SS form).
 #[derive(new, Debug, Clone, PartialEq)]
 pub struct Wgmma<D: Dialect> {
     pub elem: Elem<D>,
     pub n: u32,
     pub k: u32,
     pub mn_major: bool,
+    pub a_desc: bool,
 }
 
 #[derive(new, Debug, Clone, PartialEq)]
@@ -84,7 +85,7 @@ impl<D: Dialect> MmaExtension<D> {
             MmaExtension::LdMatrix(ld_matrix) => ld_matrix.format_extension(f),
             MmaExtension::StMatrix(st_matrix) => st_matrix.format_extension(f),
             MmaExtension::Wgmma(w) => {
-                f.write_str(&ptx::wgmma_template(w.elem, w.n, w.k, w.mn_major))
+                f.write_str(&ptx::wgmma_template(w.elem, w.n, w.k, w.mn_major, w.a_desc))
             }
         }
     }

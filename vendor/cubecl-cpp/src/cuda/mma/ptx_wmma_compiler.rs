@@ -581,20 +581,27 @@ pub(super) fn compile_manual_mma<D: Dialect>(
 
     if shape.m == 64 {
         // flint patch: a warpgroup MMA (`ptx::wgmma_template`): A's registers of k / 16
-        // steps, B's three descriptor words (u16 pairs: an MN-major B), n / 2 f32
+        // steps, or A's three descriptor words (u16 pairs: the SS form, whose operand type
+        // is B's), B's three descriptor words (u16 pairs: an MN-major B), n / 2 f32
         // accumulators per thread.
         let u32_ty = format!("{}", Elem::<D>::U32);
         let f32_ty = format!("{}", Elem::<D>::F32);
-        let a = (0..(shape.k / 16 * 4) as usize).map(|i| as_const_ty_idx(frag_a, i, &u32_ty));
+        let a_desc = a_elem == Elem::U16;
+        let a_words = if a_desc { 3 } else { (shape.k / 16 * 4) as usize };
+        let a = (0..a_words).map(|i| as_const_ty_idx(frag_a, i, &u32_ty));
         let b = (0..3).map(|i| as_const_ty_idx(frag_b, i, &u32_ty));
         let c = (0..(shape.n / 2) as usize).map(|i| as_const_ty_idx(frag_c, i, &f32_ty));
         let d = (0..(shape.n / 2) as usize).map(|i| as_ty_idx(frag_d, i, &f32_ty));
         let args = comma_separated(a.chain(b).chain(c).chain(d));
-        let suffix = if b_elem == Elem::U16 { "_mn" } else { "" };
+        let (elem, suffix) = match (a_desc, b_elem == Elem::U16) {
+            (true, _) => (b_elem, "_ss"),
+            (false, true) => (a_elem, "_mn"),
+            (false, false) => (a_elem, ""),
+        };
         return write!(
             f,
             "__wgmma_m64n{}k{}_{}_f32{suffix}({args});",
-            shape.n, shape.k, a_elem
+            shape.n, shape.k, elem
         );
     }
 

@@ -79,21 +79,36 @@ __mma_m16n8k{k}_{a_elem}_{b_elem}_{cd_elem}({args}) {{
 }
 
 /// flint patch: the helper behind a manual MMA of shape `m = 64`, which this fork compiles to
-/// Hopper's warpgroup MMA (`wgmma.mma_async`, sm_90a) with A in registers and B in shared
-/// memory. `k / 16` steps run back to back: step `s` reads A registers `4s..4s + 4` and the
-/// B descriptor advanced by `b_2` (16-byte units). B's three words are the descriptor's low
-/// and high halves and that step; B's element type says how B is stored (u16:
-/// MN-major, `imm-trans-b`; otherwise K-major), so that each form has a helper of its own.
-/// The call is synchronous: a proxy fence (B was written through the generic proxy, `wgmma`
-/// reads it through the async one), then one asm statement with `wgmma.fence`, the steps,
-/// commit, and a wait for the group, so that the accumulators are ready when it returns.
-pub fn wgmma_template<D: Dialect>(a_elem: Elem<D>, n: u32, k: u32, mn_major: bool) -> String {
+/// Hopper's warpgroup MMA (`wgmma.mma_async`, sm_90a), B in shared memory and A in
+/// registers or, when `a_desc`, in shared memory too (the SS form, both operands K-major).
+/// `k / 16` steps run back to back: step `s` reads A registers `4s..4s + 4` (or A's
+/// descriptor advanced by its third word, in 16-byte units) and B's descriptor advanced by
+/// `b_2`. A descriptor is three words: its low and high halves and that step. B's element
+/// type says how B is stored (u16: MN-major, `imm-trans-b`; otherwise K-major), so that each
+/// form has a helper of its own.
+///
+/// The call only issues: a proxy fence (the operands were written through the generic
+/// proxy, `wgmma` reads them through the async one), then one asm statement with
+/// `wgmma.fence`, the steps and a commit. The accumulators are the asm's in-out operands,
+/// so the compiler sees them written here; `wgmma_wait_call` is where they are ready.
+pub fn wgmma_template<D: Dialect>(
+    a_elem: Elem<D>,
+    n: u32,
+    k: u32,
+    mn_major: bool,
+    a_desc: bool,
+) -> String {
     let ab = mma_ty(a_elem);
     let steps = (k / 16) as usize;
     let acc = (n / 2) as usize;
     let trans = u32::from(mn_major);
-    let suffix = if mn_major { "_mn" } else { "" };
-    let args_a = (0..4 * steps).map(|i| format!("uint32 const &a_{i}"));
+    let suffix = match (a_desc, mn_major) {
+        (true, _) => "_ss",
+        (false, true) => "_mn",
+        (false, false) => "",
+    };
+    let a_words = if a_desc { 3 } else { 4 * steps };
+    let args_a = (0..a_words).map(|i| format!("uint32 const &a_{i}"));
     let args_b = (0..3).map(|i| format!("uint32 const &b_{i}"));
     let args_c = (0..acc).map(|i| format!("float const &c_{i}"));
     let args_d = (0..acc).map(|i| format!("float &d_{i}"));
@@ -104,48 +119,87 @@ pub fn wgmma_template<D: Dialect>(a_elem: Elem<D>, n: u32, k: u32, mn_major: boo
         .collect::<Vec<_>>()
         .join(", ");
     let copies: String = (0..acc).map(|i| format!("  d_{i} = c_{i};\n")).collect();
-    // One asm statement for the fence, every step, the commit and the wait: the compiler
-    // moves operands into place before an asm statement, and a move between the fence and a
-    // step (an A fragment sharing registers with another product's) is a modification
-    // `wgmma` does not see (measured: wrong products when both of a kernel's products had
-    // one shape).
+    // One asm statement for the fence, every step and the commit: the compiler moves
+    // operands into place before an asm statement, and a move between the fence and a step
+    // (an A fragment sharing registers with another product's) is a modification `wgmma`
+    // does not see (measured: wrong products when both of a kernel's products had one shape).
     let regs_d = comma_separated((0..acc).map(|i| format!("%{i}")));
     let a0 = acc;
-    let desc0 = acc + 4 * steps;
+    let (a_ops, desc0) = if a_desc {
+        (steps, acc + steps)
+    } else {
+        (4 * steps, acc + 4 * steps)
+    };
     let scale = desc0 + steps;
     let mut text = format!(
         "\"{{ .reg .pred p; setp.ne.b32 p, %{scale}, 0; wgmma.fence.sync.aligned; \"\n"
     );
     for s in 0..steps {
-        let regs_a = comma_separated((0..4).map(|j| format!("%{}", a0 + 4 * s + j)));
+        let (a, tail) = if a_desc {
+            (format!("%{}", a0 + s), "0, 0".to_string())
+        } else {
+            let regs_a = comma_separated((0..4).map(|j| format!("%{}", a0 + 4 * s + j)));
+            (format!("{{{regs_a}}}"), format!("{trans}"))
+        };
         text.push_str(&format!(
-            "      \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab} {{{regs_d}}}, {{{regs_a}}}, %{}, p, 1, 1, {trans}; \"\n",
+            "      \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab} {{{regs_d}}}, {a}, %{}, p, 1, 1, {tail}; \"\n",
             desc0 + s
         ));
     }
-    text.push_str(
-        "      \"wgmma.commit_group.sync.aligned; wgmma.wait_group.sync.aligned 0; }\"",
-    );
+    text.push_str("      \"wgmma.commit_group.sync.aligned; }\"");
     let outs = comma_separated((0..acc).map(|i| format!(r#""+f"(d_{i})"#)));
+    let a_ins: Vec<String> = if a_desc {
+        (0..a_ops)
+            .map(|s| format!(r#""l"(adesc + {s}ull * a_2)"#))
+            .collect()
+    } else {
+        (0..a_ops).map(|i| format!(r#""r"(a_{i})"#)).collect()
+    };
     let ins = comma_separated(
-        (0..4 * steps)
-            .map(|i| format!(r#""r"(a_{i})"#))
+        a_ins
+            .into_iter()
             .chain((0..steps).map(|s| format!(r#""l"(desc + {s}ull * b_2)"#)))
             .chain([r#""r"(1)"#.to_string()]),
     );
+    let adesc = if a_desc {
+        "  const uint64 adesc = (static_cast<uint64>(a_1) << 32) | static_cast<uint64>(a_0);\n"
+    } else {
+        ""
+    };
+    // EXPERIMENT (not to land): FLINT_WGMMA_NO_PROXY_FENCE drops the proxy fence.
+    let fence = if std::env::var_os("FLINT_WGMMA_NO_PROXY_FENCE").is_some() {
+        ""
+    } else {
+        "  asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
+    };
     format!(
         r#"
 __forceinline__ __device__ void
 __wgmma_m64n{n}k{k}_{a_elem}_f32{suffix}({args}) {{
-{copies}  const uint64 desc = (static_cast<uint64>(b_1) << 32) | static_cast<uint64>(b_0);
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  asm volatile({text}
+{copies}{adesc}  const uint64 desc = (static_cast<uint64>(b_1) << 32) | static_cast<uint64>(b_0);
+{fence}  asm volatile({text}
                : {outs}
                : {ins}
                : "memory");
 }}
 "#
     )
+}
+
+/// flint patch: the wait for warpgroup MMAs, asked for by a three-matrix `stmatrix` (no
+/// `stmatrix` stores three) of the accumulators that must be ready: `wgmma.wait_group` with
+/// at most one group left in flight when `transpose`, none otherwise. The accumulators are
+/// its in-out operands, so that no read of them moves above the wait (the operand fence).
+pub fn wgmma_wait_call<D: Dialect>(registers: &Variable<D>, transpose: bool) -> String {
+    let floats = match registers {
+        Variable::LocalArray(_, item, size) => size * item.vectorization,
+        _ => 0,
+    };
+    let ops = comma_separated(
+        (0..floats).map(|i| format!(r#""+f"(reinterpret_cast<float*>({registers})[{i}])"#)),
+    );
+    let depth = u32::from(transpose);
+    format!("asm volatile(\"wgmma.wait_group.sync.aligned {depth};\" : {ops} :: \"memory\");\n")
 }
 
 fn is_fp6_fp4<D: Dialect>(elem: Elem<D>) -> bool {
@@ -402,6 +456,10 @@ pub fn stmatrix_call<D: Dialect>(
         buffer.fmt_ptr()
     };
 
+    // flint patch: three "matrices" (no `stmatrix` stores three) are a warpgroup MMA wait.
+    if *factor == 3 {
+        return wgmma_wait_call(registers, *transpose);
+    }
     format!("__stmatrix_m{width}n8_{elem}_{factor}x{is_transposed}({regs}, {buffer} + {offset});\n")
 }
 

@@ -1,0 +1,413 @@
+//! The warpgroup-MMA forward with FlashAttention-3's in-warpgroup schedule: products are
+//! issued asynchronously, so that the softmax of key tile `j + 1` runs while the tensor
+//! cores compute `O += P_j · V_j`.
+//!
+//! Per key tile `j` a warpgroup: casts `P_j` (kept in f32 in the score registers) to the
+//! A operand; issues `S_{j+1} = Q·K_{j+1}ᵀ`, then `O += P_j·V_j`; waits for the first group
+//! only; runs the online softmax of `S_{j+1}`; waits for the second; then rescales O if a
+//! row's maximum moved. Q is read from shared memory (the SS form), which frees its
+//! registers and sidesteps ptxas giving P Q's registers (`super::attention`). K and V are
+//! double-buffered, each with its own barriers: once tile `j`'s two products are issued, the
+//! threads copy K's tile `j + 2` (needed at the start of the next tile) and V's tile `j + 1`
+//! into the buffers the previous tile freed, while the tensor cores run. One cube barrier per
+//! tile keeps the warpgroups in step, so a buffer is only refilled once every warpgroup has
+//! waited for the products that read it.
+//!
+//! The layouts and the softmax are `super::attention`'s: scores in the `m16n8` accumulator
+//! layout, base-2 exponents of raw scores, O rescaled only when a row's maximum moves by more
+//! than the slack. Same scope as that prototype: no masks or features, contiguous inputs,
+//! lengths multiples of the tiles (checked by the host).
+
+use cubecl::ir::FastMath;
+use cubecl::prelude::barrier::Barrier;
+use cubecl::prelude::*;
+
+use super::attention::{LN_2, RESCALE_SLACK_LOG2, WgmmaFwdParams, stage_core_async};
+use super::{b_descriptor, descriptor, smem_address, wgmma_issue, wgmma_ss_issue, wgmma_wait};
+use crate::attention::forward::mma::{Pair, exp2, write_pair};
+
+/// The online softmax of one tile of raw scores `s` (pair `2j + r`: row `g + 8r`, keys
+/// `8j + 2t`, `+1`): the unnormalised probabilities go to `p` (the A operand of `P·V`, pair
+/// for pair), `m_run` and `l_run` become the running maximum and sum of rows `g` and `g + 8`.
+/// Returns whether any row of the plane moved its maximum, and writes each row's factor for
+/// O to `alpha` (1 if not). `s` is only read: ptxas holds back writes to a `wgmma`
+/// accumulator while any product is in flight, so exponentials written back in place waited
+/// for `P·V` (measured in the SASS: every MUFU.EX2 after the last WARPGROUP.DEPBAR).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn online_softmax<E: Float>(
+    s: &Array<Vector<f32, Pair>>,
+    p: &mut Array<Vector<E, Pair>>,
+    m_run: &mut Array<f32>,
+    l_run: &mut Array<f32>,
+    alpha: &mut Array<f32>,
+    scale_log2: f32,
+    #[comptime] block_kv: u32,
+) -> bool {
+    let mut grow = false;
+    let mut tile_max = Array::<f32>::new(2usize);
+    #[unroll]
+    for r in 0..2u32 {
+        let mut mx = f32::new(-3.0e38);
+        #[unroll]
+        for j in 0..comptime!(block_kv / 8) {
+            let pair = s[(2 * j + r) as usize];
+            mx = max(mx, max(pair[0], pair[1]));
+        }
+        mx = max(mx, plane_shuffle_xor(mx, 1u32));
+        mx = max(mx, plane_shuffle_xor(mx, 2u32));
+        tile_max[r as usize] = mx;
+        grow = grow || (mx - m_run[r as usize]) * scale_log2 > RESCALE_SLACK_LOG2;
+    }
+    let any = plane_any(grow);
+    #[unroll]
+    for r in 0..2u32 {
+        alpha[r as usize] = 1.0f32;
+    }
+    if any {
+        #[unroll]
+        for r in 0..2u32 {
+            let m_old = m_run[r as usize];
+            let m_new = max(m_old, tile_max[r as usize]);
+            m_run[r as usize] = m_new;
+            let a = exp2((m_old - m_new) * scale_log2);
+            alpha[r as usize] = a;
+            l_run[r as usize] *= a;
+        }
+    }
+    #[unroll]
+    for r in 0..2u32 {
+        let m_sub = m_run[r as usize] * scale_log2;
+        let mut sum = 0.0f32;
+        #[unroll]
+        for j in 0..comptime!(block_kv / 8) {
+            let mut pair = s[(2 * j + r) as usize];
+            pair[0] = exp2(pair[0] * scale_log2 - m_sub);
+            pair[1] = exp2(pair[1] * scale_log2 - m_sub);
+            sum += pair[0] + pair[1];
+            p[(2 * j + r) as usize] = Vector::cast_from(pair);
+        }
+        l_run[r as usize] += sum;
+    }
+    any
+}
+
+/// `o *= alpha` row by row (pair `2i + r` holds row `g + 8r`).
+#[cube]
+pub(super) fn rescale(
+    o: &mut Array<Vector<f32, Pair>>,
+    alpha: &Array<f32>,
+    #[comptime] val_dim: u32,
+) {
+    #[unroll]
+    for r in 0..2u32 {
+        let a = alpha[r as usize];
+        #[unroll]
+        for i in 0..comptime!(val_dim / 8) {
+            let mut pair = o[(2 * i + r) as usize];
+            pair[0] *= a;
+            pair[1] *= a;
+            o[(2 * i + r) as usize] = pair;
+        }
+    }
+}
+
+/// Copies rows `tile · block_kv..` of `src` (`width` wide) into buffer `tile % 2` of `buf`
+/// and arms that buffer's barrier.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn stage_tile<E: Float, N: Size>(
+    src: &Tensor<Vector<E, N>>,
+    base: usize,
+    tile: u32,
+    seq: u32,
+    buf: &mut SharedMemory<Vector<E, N>>,
+    ready: &Sequence<Shared<Barrier>>,
+    #[comptime] block_kv: u32,
+    #[comptime] width: u32,
+    #[comptime] units: u32,
+    tid: u32,
+) {
+    let stage = tile % 2;
+    stage_core_async::<E, N>(
+        src,
+        base,
+        tile * block_kv,
+        seq,
+        buf,
+        stage * comptime!(block_kv * width / 8),
+        block_kv,
+        width,
+        units,
+        tid,
+    );
+    if stage == 0 {
+        let barrier = ready.index(0usize);
+        barrier.commit_copy_async();
+        barrier.arrive();
+    } else {
+        let barrier = ready.index(1usize);
+        barrier.commit_copy_async();
+        barrier.arrive();
+    }
+}
+
+/// Waits for the copy of tile `tile` (buffer `tile % 2`, phase `tile / 2 % 2`).
+#[cube]
+fn wait_tile(ready: &Sequence<Shared<Barrier>>, tile: u32) {
+    let parity = (tile / 2) % 2;
+    if tile % 2 == 0 {
+        ready.index(0usize).wait_parity(parity);
+    } else {
+        ready.index(1usize).wait_parity(parity);
+    }
+}
+
+/// The pipelined forward. Grid `(Sq / (64·warpgroups), B·H)`, cube `(32, 4·warpgroups)`;
+/// `scale_log2` is the softmax scale times log2(e).
+#[cube(launch_unchecked, fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
+    q: &Tensor<Vector<E, N>>,
+    k: &Tensor<Vector<E, N>>,
+    v: &Tensor<Vector<E, N>>,
+    out: &mut Tensor<Vector<E, NO>>,
+    lse: &mut Tensor<f32>,
+    scale_log2: f32,
+    #[comptime] p: WgmmaFwdParams,
+    #[define(E)] _dtype: StorageType,
+) {
+    let units = comptime!(p.warpgroups * 128);
+    let block_q = comptime!(64 * p.warpgroups);
+    let lane = UNIT_POS_X;
+    let plane = UNIT_POS_Y;
+    let tid = plane * 32 + lane;
+    let g = lane / 4;
+    let t = lane % 4;
+    let heads = q.shape(1) as u32;
+    let seq_q = q.shape(2) as u32;
+    let seq_kv = k.shape(2) as u32;
+    let bh = CUBE_POS_Y;
+    let b = bh / heads;
+    let h = bh % heads;
+    let row0 = CUBE_POS_X * block_q + plane * 16 + g;
+    let tiles = seq_kv.div_ceil(p.block_kv);
+
+    let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
+    let k_base = b as usize * k.stride(0) + h as usize * k.stride(1);
+    let v_base = b as usize * v.stride(0) + h as usize * v.stride(1);
+    let mut q_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((block_q * p.head_dim / 8) as usize),
+        16usize,
+    );
+    let mut k_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((2 * p.block_kv * p.head_dim / 8) as usize),
+        16usize,
+    );
+    let mut v_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((2 * p.block_kv * p.val_dim / 8) as usize),
+        16usize,
+    );
+    let mut token = SharedMemory::<f32>::new(1usize);
+    let q_ready = Barrier::shared(units, tid == 0);
+    let mut k_ready = Sequence::<Shared<Barrier>>::new();
+    k_ready.push(Barrier::shared(units, tid == 0));
+    k_ready.push(Barrier::shared(units, tid == 0));
+    let mut v_ready = Sequence::<Shared<Barrier>>::new();
+    v_ready.push(Barrier::shared(units, tid == 0));
+    v_ready.push(Barrier::shared(units, tid == 0));
+
+    stage_core_async::<E, N>(
+        q,
+        q_base,
+        CUBE_POS_X * block_q,
+        seq_q,
+        &mut q_s,
+        0u32,
+        block_q,
+        p.head_dim,
+        units,
+        tid,
+    );
+    q_ready.commit_copy_async();
+    q_ready.arrive();
+    #[unroll]
+    for t in 0..2u32 {
+        if t < tiles {
+            stage_tile::<E, N>(
+                k, k_base, t, seq_kv, &mut k_s, &k_ready, p.block_kv, p.head_dim, units, tid,
+            );
+            stage_tile::<E, N>(
+                v, v_base, t, seq_kv, &mut v_s, &v_ready, p.block_kv, p.val_dim, units, tid,
+            );
+        }
+    }
+
+    // Descriptors: this warpgroup's 64 rows of Q (K-major A, laid out as a K-major B of
+    // n = 64), buffer 0 of K and of V; buffer 1 is `tile bytes / 16` further.
+    let warpgroup = plane / 4;
+    let (q_lbo, q_sbo, q_step) = comptime!(b_descriptor(64, p.head_dim, false));
+    let (k_lbo, k_sbo, k_step) = comptime!(b_descriptor(p.block_kv, p.head_dim, false));
+    let (v_lbo, v_sbo, v_step) = comptime!(b_descriptor(p.val_dim, p.block_kv, true));
+    let q_desc = descriptor::<u16>(
+        smem_address::<E, N>(&q_s.slice((warpgroup * comptime!(8 * p.head_dim)) as usize, 1usize)),
+        q_lbo,
+        q_sbo,
+        q_step,
+    );
+    let k_addr = smem_address::<E, N>(&k_s.slice(0usize, 1usize));
+    let v_addr = smem_address::<E, N>(&v_s.slice(0usize, 1usize));
+    let k_tile_bytes = comptime!(p.block_kv * p.head_dim * 2);
+    let v_tile_bytes = comptime!(p.block_kv * p.val_dim * 2);
+
+    let s_pairs = comptime!(p.block_kv / 4);
+    let o_pairs = comptime!(p.val_dim / 4);
+    let mut s_acc = Array::<Vector<f32, Pair>>::new(s_pairs as usize);
+    let mut o_acc = Array::<Vector<f32, Pair>>::new(o_pairs as usize);
+    let mut p_frag = Array::<Vector<E, Pair>>::new(s_pairs as usize);
+    // The next tile's P, written while P·V reads `p_frag`.
+    let mut p_next = Array::<Vector<f32, Pair>>::new(s_pairs as usize);
+    let mut m_run = Array::<f32>::new(2usize);
+    let mut l_run = Array::<f32>::new(2usize);
+    let mut alpha = Array::<f32>::new(2usize);
+    #[unroll]
+    for i in 0..o_pairs {
+        o_acc[i as usize] = Vector::new(0.0f32);
+    }
+    #[unroll]
+    for i in 0..s_pairs {
+        s_acc[i as usize] = Vector::new(0.0f32);
+    }
+    #[unroll]
+    for r in 0..2u32 {
+        m_run[r as usize] = f32::new(-3.0e38);
+        l_run[r as usize] = 0.0f32;
+    }
+
+    // Tile 0's scores and probabilities, before the loop.
+    q_ready.wait_parity(0u32);
+    wait_tile(&k_ready, 0u32);
+    let k0 = descriptor::<E>(k_addr, k_lbo, k_sbo, k_step);
+    wgmma_ss_issue::<E>(&q_desc, &k0, &mut s_acc, p.block_kv, p.head_dim);
+    wgmma_wait(&mut s_acc, &mut token, false);
+    online_softmax::<f32>(
+        &s_acc,
+        &mut p_next,
+        &mut m_run,
+        &mut l_run,
+        &mut alpha,
+        scale_log2,
+        p.block_kv,
+    );
+    // Every warpgroup is past S_0: K's buffer 0 takes tile 2, a whole tile ahead of its use.
+    sync_cube();
+    if tiles > 2 {
+        stage_tile::<E, N>(
+            k, k_base, 2u32, seq_kv, &mut k_s, &k_ready, p.block_kv, p.head_dim, units, tid,
+        );
+    }
+
+    // No branch between an issue and its wait: a merge there would copy the accumulators in
+    // flight, and ptxas then serializes every `wgmma` (C7514). So the last tile, which has no
+    // next S, leaves the loop.
+    let mut j = 0u32;
+    while j + 1 < tiles {
+        let next = j + 1;
+        #[unroll]
+        for i in 0..s_pairs {
+            p_frag[i as usize] = Vector::cast_from(p_next[i as usize]);
+            s_acc[i as usize] = Vector::new(0.0f32);
+        }
+        // Both copies before the first issue: no branch between an issue and its wait.
+        wait_tile(&k_ready, next);
+        wait_tile(&v_ready, j);
+        let k_next = descriptor::<E>(k_addr + (next % 2) * k_tile_bytes, k_lbo, k_sbo, k_step);
+        wgmma_ss_issue::<E>(&q_desc, &k_next, &mut s_acc, p.block_kv, p.head_dim);
+        let v_now = descriptor::<u16>(v_addr + (j % 2) * v_tile_bytes, v_lbo, v_sbo, v_step);
+        wgmma_issue::<E, u16>(&p_frag, &v_now, &mut o_acc, p.val_dim, p.block_kv);
+        // The copies into the buffers the last tile freed (K's of tile j, V's of tile j - 1),
+        // issued while the tensor cores run the two products: K's tile j + 2, needed at the
+        // start of the next tile, and V's tile j + 1, needed by its P·V.
+        if j > 0 && j + 2 < tiles {
+            stage_tile::<E, N>(
+                k,
+                k_base,
+                j + 2,
+                seq_kv,
+                &mut k_s,
+                &k_ready,
+                p.block_kv,
+                p.head_dim,
+                units,
+                tid,
+            );
+        }
+        if j > 0 && j + 1 < tiles {
+            stage_tile::<E, N>(
+                v,
+                v_base,
+                j + 1,
+                seq_kv,
+                &mut v_s,
+                &v_ready,
+                p.block_kv,
+                p.val_dim,
+                units,
+                tid,
+            );
+        }
+        // S_{j+1} is the older group: done once at most one (P·V) is left.
+        wgmma_wait(&mut s_acc, &mut token, true);
+        let any = online_softmax::<f32>(
+            &s_acc,
+            &mut p_next,
+            &mut m_run,
+            &mut l_run,
+            &mut alpha,
+            scale_log2,
+            p.block_kv,
+        );
+        wgmma_wait(&mut o_acc, &mut token, false);
+        if any {
+            rescale(&mut o_acc, &alpha, p.val_dim);
+        }
+        // Every warpgroup is past S_{j+1} and P_j·V_j, whose buffers the next tile refills.
+        sync_cube();
+        j = next;
+    }
+    #[unroll]
+    for i in 0..s_pairs {
+        p_frag[i as usize] = Vector::cast_from(p_next[i as usize]);
+    }
+    wait_tile(&v_ready, j);
+    let v_last = descriptor::<u16>(v_addr + (j % 2) * v_tile_bytes, v_lbo, v_sbo, v_step);
+    wgmma_issue::<E, u16>(&p_frag, &v_last, &mut o_acc, p.val_dim, p.block_kv);
+    wgmma_wait(&mut o_acc, &mut token, false);
+
+    #[unroll]
+    for r in 0..2u32 {
+        let row = row0 + r * 8;
+        let mut l = l_run[r as usize];
+        l += plane_shuffle_xor(l, 1u32);
+        l += plane_shuffle_xor(l, 2u32);
+        if row < seq_q {
+            let inv = 1.0f32 / l;
+            let o_base = b as usize * out.stride(0)
+                + h as usize * out.stride(1)
+                + row as usize * out.stride(2);
+            #[unroll]
+            for i in 0..comptime!(p.val_dim / 8) {
+                let mut pair = o_acc[(2 * i + r) as usize];
+                pair[0] *= inv;
+                pair[1] *= inv;
+                write_pair::<E, NO>(out, o_base + (i * 8 + t * 2) as usize, pair, 2u32);
+            }
+            if t == 0 {
+                let at = b as usize * lse.stride(0)
+                    + h as usize * lse.stride(1)
+                    + row as usize * lse.stride(2);
+                lse[at] = m_run[r as usize] * scale_log2 * LN_2 + l.ln();
+            }
+        }
+    }
+}
