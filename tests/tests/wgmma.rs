@@ -147,7 +147,10 @@ fn wgmma_attention_pipelined_matches_reference_on_gpu() {
             let (out, lse) = attention_error(&client, shape, p)
                 .unwrap_or_else(|e| panic!("{p:?} at {shape:?}: {e}"));
             // bf16 output: about 2^-8 of the largest magnitude.
-            assert!(out < 2e-2, "{p:?} at {shape:?}: output relative error {out:e}");
+            assert!(
+                out < 2e-2,
+                "{p:?} at {shape:?}: output relative error {out:e}"
+            );
             assert!(lse < 1e-3, "{p:?} at {shape:?}: LSE absolute error {lse:e}");
         }
         let err = attention_error(&client, [1, 2, 768, 256], params(3, 256, 256)).unwrap_err();

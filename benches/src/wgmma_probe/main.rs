@@ -168,10 +168,19 @@ fn attention(
             &[1024, 2048, 4096, 8192]
         };
         for &s in seqs {
-            let shape = [16384 / s, 2048 / p.head_dim as usize, s, p.head_dim as usize];
+            let shape = [
+                16384 / s,
+                2048 / p.head_dim as usize,
+                s,
+                p.head_dim as usize,
+            ];
             let label = format!(
                 "speed {} {}x{} D={} S={s}",
-                if p.pipelined { "pipelined" } else { "prototype" },
+                if p.pipelined {
+                    "pipelined"
+                } else {
+                    "prototype"
+                },
                 64 * p.warpgroups,
                 p.block_kv,
                 p.head_dim

@@ -150,5 +150,5 @@ pub fn cuda_device_has_wgmma(index: usize) -> bool {
 }
 
 pub mod attention;
-pub mod pipelined;
 pub mod check;
+pub mod pipelined;

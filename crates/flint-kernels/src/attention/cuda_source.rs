@@ -452,7 +452,9 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
             for (warpgroups, block_kv, d) in $configs {
                 use crate::wgmma::attention::WgmmaFwdParams;
                 use crate::wgmma::$m::$f as f;
-                let (settings, mut a) = Args::for_planes(&client, 4 * warpgroups);
+                // The pipelined kernel's producer warp follows its warpgroups.
+                let planes = 4 * warpgroups + u32::from($pipelined);
+                let (settings, mut a) = Args::for_planes(&client, planes);
                 a.launcher.with_scope(|scope| {
                     scope.register_type::<DynamicScalar<f::_E>>(dtype);
                     scope.register_size::<DynamicSize<f::_N>>(8);
@@ -500,7 +502,12 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
         attention::attention_fwd_wgmma,
         AttentionFwdWgmma,
         "attention_fwd_wgmma",
-        [(2u32, 128u32, 128u32), (2, 64, 128), (3, 64, 128), (2, 128, 64)],
+        [
+            (2u32, 128u32, 128u32),
+            (2, 64, 128),
+            (3, 64, 128),
+            (2, 128, 64)
+        ],
         false
     );
     attention_source!(

@@ -113,7 +113,7 @@ pub(super) fn rescale(
 }
 
 /// Copies rows `tile · block_kv..` of `src` (`width` wide) into buffer `tile % 2` of `buf`
-/// and arms that buffer's barrier.
+/// and arms that buffer's barrier: the producer warp's part (32 lanes).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn stage_tile<E: Float, N: Size>(
@@ -122,11 +122,10 @@ fn stage_tile<E: Float, N: Size>(
     tile: u32,
     seq: u32,
     buf: &mut SharedMemory<Vector<E, N>>,
-    ready: &Sequence<Shared<Barrier>>,
+    full: &Sequence<Shared<Barrier>>,
     #[comptime] block_kv: u32,
     #[comptime] width: u32,
-    #[comptime] units: u32,
-    tid: u32,
+    lane: u32,
 ) {
     let stage = tile % 2;
     stage_core_async::<E, N>(
@@ -138,33 +137,54 @@ fn stage_tile<E: Float, N: Size>(
         stage * comptime!(block_kv * width / 8),
         block_kv,
         width,
-        units,
-        tid,
+        32u32,
+        lane,
     );
     if stage == 0 {
-        let barrier = ready.index(0usize);
+        let barrier = full.index(0usize);
         barrier.commit_copy_async();
         barrier.arrive();
     } else {
-        let barrier = ready.index(1usize);
+        let barrier = full.index(1usize);
         barrier.commit_copy_async();
         barrier.arrive();
     }
 }
 
-/// Waits for the copy of tile `tile` (buffer `tile % 2`, phase `tile / 2 % 2`).
+/// Waits for phase `use_count % 2` of buffer `stage`'s barrier: its `use_count`-th
+/// completion, counted from 0.
 #[cube]
-fn wait_tile(ready: &Sequence<Shared<Barrier>>, tile: u32) {
-    let parity = (tile / 2) % 2;
-    if tile % 2 == 0 {
-        ready.index(0usize).wait_parity(parity);
+fn wait_stage(barriers: &Sequence<Shared<Barrier>>, stage: u32, use_count: u32) {
+    let parity = use_count % 2;
+    if stage == 0 {
+        barriers.index(0usize).wait_parity(parity);
     } else {
-        ready.index(1usize).wait_parity(parity);
+        barriers.index(1usize).wait_parity(parity);
     }
 }
 
-/// The pipelined forward. Grid `(Sq / (64·warpgroups), B·H)`, cube `(32, 4·warpgroups)`;
-/// `scale_log2` is the softmax scale times log2(e).
+/// Marks buffer `stage` read by this thread (a consumer's arrival on its `empty` barrier).
+#[cube]
+fn release_stage(barriers: &Sequence<Shared<Barrier>>, stage: u32) {
+    if stage == 0 {
+        barriers.index(0usize).arrive();
+    } else {
+        barriers.index(1usize).arrive();
+    }
+}
+
+/// Two barriers, one per buffer, each completing when `count` threads have arrived.
+#[cube]
+fn stage_barriers(count: u32, elected: bool) -> Sequence<Shared<Barrier>> {
+    let mut barriers = Sequence::<Shared<Barrier>>::new();
+    barriers.push(Barrier::shared(count, elected));
+    barriers.push(Barrier::shared(count, elected));
+    barriers
+}
+
+/// The pipelined forward. Grid `(Sq / (64·warpgroups), B·H)`, cube
+/// `(32, 4·warpgroups + 1)`: the consumer warpgroups, then the producer warp. `scale_log2`
+/// is the softmax scale times log2(e).
 #[cube(launch_unchecked, fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
@@ -177,20 +197,17 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
     #[comptime] p: WgmmaFwdParams,
     #[define(E)] _dtype: StorageType,
 ) {
-    let units = comptime!(p.warpgroups * 128);
+    let consumers = comptime!(p.warpgroups * 128);
     let block_q = comptime!(64 * p.warpgroups);
     let lane = UNIT_POS_X;
     let plane = UNIT_POS_Y;
     let tid = plane * 32 + lane;
-    let g = lane / 4;
-    let t = lane % 4;
     let heads = q.shape(1) as u32;
     let seq_q = q.shape(2) as u32;
     let seq_kv = k.shape(2) as u32;
     let bh = CUBE_POS_Y;
     let b = bh / heads;
     let h = bh % heads;
-    let row0 = CUBE_POS_X * block_q + plane * 16 + g;
     let tiles = seq_kv.div_ceil(p.block_kv);
 
     let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
@@ -208,43 +225,87 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
         comptime!((2 * p.block_kv * p.val_dim / 8) as usize),
         16usize,
     );
-    let mut token = SharedMemory::<f32>::new(1usize);
-    let q_ready = Barrier::shared(units, tid == 0);
-    let mut k_ready = Sequence::<Shared<Barrier>>::new();
-    k_ready.push(Barrier::shared(units, tid == 0));
-    k_ready.push(Barrier::shared(units, tid == 0));
-    let mut v_ready = Sequence::<Shared<Barrier>>::new();
-    v_ready.push(Barrier::shared(units, tid == 0));
-    v_ready.push(Barrier::shared(units, tid == 0));
+    // `full`: the producer's 32 lanes have copied a buffer; `empty`: every consumer thread is
+    // past the products that read it.
+    let q_full = Barrier::shared(32u32, tid == 0);
+    let k_full = stage_barriers(32u32, tid == 0);
+    let v_full = stage_barriers(32u32, tid == 0);
+    let k_empty = stage_barriers(consumers, tid == 0);
+    let v_empty = stage_barriers(consumers, tid == 0);
 
-    stage_core_async::<E, N>(
-        q,
-        q_base,
-        CUBE_POS_X * block_q,
-        seq_q,
-        &mut q_s,
-        0u32,
-        block_q,
-        p.head_dim,
-        units,
-        tid,
-    );
-    q_ready.commit_copy_async();
-    q_ready.arrive();
-    #[unroll]
-    for t in 0..2u32 {
-        if t < tiles {
+    if plane == comptime!(4 * p.warpgroups) {
+        // The producer warp: Q, then K and V tile by tile, each into a buffer once the
+        // consumers have released its previous tile. K's tile t + 2 waits for S_t, V's for
+        // P_t·V_t.
+        stage_core_async::<E, N>(
+            q,
+            q_base,
+            CUBE_POS_X * block_q,
+            seq_q,
+            &mut q_s,
+            0u32,
+            block_q,
+            p.head_dim,
+            32u32,
+            lane,
+        );
+        q_full.commit_copy_async();
+        q_full.arrive();
+        let mut tile = 0u32;
+        while tile < tiles {
+            let stage = tile % 2;
+            if tile >= 2 {
+                wait_stage(&k_empty, stage, tile / 2 - 1);
+            }
             stage_tile::<E, N>(
-                k, k_base, t, seq_kv, &mut k_s, &k_ready, p.block_kv, p.head_dim, units, tid,
+                k, k_base, tile, seq_kv, &mut k_s, &k_full, p.block_kv, p.head_dim, lane,
             );
+            if tile >= 2 {
+                wait_stage(&v_empty, stage, tile / 2 - 1);
+            }
             stage_tile::<E, N>(
-                v, v_base, t, seq_kv, &mut v_s, &v_ready, p.block_kv, p.val_dim, units, tid,
+                v, v_base, tile, seq_kv, &mut v_s, &v_full, p.block_kv, p.val_dim, lane,
             );
+            tile += 1;
         }
+    } else {
+        consume::<E, N, NO>(
+            out, lse, scale_log2, seq_q, b, h, tiles, &q_s, &k_s, &v_s, &q_full, &k_full, &v_full,
+            &k_empty, &v_empty, p,
+        );
     }
+}
+
+/// The consumer warpgroups' part of [`attention_fwd_wgmma_pipelined`].
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn consume<E: Float, N: Size, NO: Size>(
+    out: &mut Tensor<Vector<E, NO>>,
+    lse: &mut Tensor<f32>,
+    scale_log2: f32,
+    seq_q: u32,
+    b: u32,
+    h: u32,
+    tiles: u32,
+    q_s: &SharedMemory<Vector<E, N>>,
+    k_s: &SharedMemory<Vector<E, N>>,
+    v_s: &SharedMemory<Vector<E, N>>,
+    q_full: &Shared<Barrier>,
+    k_full: &Sequence<Shared<Barrier>>,
+    v_full: &Sequence<Shared<Barrier>>,
+    k_empty: &Sequence<Shared<Barrier>>,
+    v_empty: &Sequence<Shared<Barrier>>,
+    #[comptime] p: WgmmaFwdParams,
+) {
+    let lane = UNIT_POS_X;
+    let plane = UNIT_POS_Y;
+    let g = lane / 4;
+    let t = lane % 4;
+    let row0 = CUBE_POS_X * comptime!(64 * p.warpgroups) + plane * 16 + g;
+    let mut token = SharedMemory::<f32>::new(1usize);
 
     // Descriptors: this warpgroup's 64 rows of Q (K-major A, laid out as a K-major B of
-    // n = 64), buffer 0 of K and of V; buffer 1 is `tile bytes / 16` further.
+    // n = 64), buffer 0 of K and of V; buffer 1 is a tile's bytes further.
     let warpgroup = plane / 4;
     let (q_lbo, q_sbo, q_step) = comptime!(b_descriptor(64, p.head_dim, false));
     let (k_lbo, k_sbo, k_step) = comptime!(b_descriptor(p.block_kv, p.head_dim, false));
@@ -265,7 +326,7 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
     let mut s_acc = Array::<Vector<f32, Pair>>::new(s_pairs as usize);
     let mut o_acc = Array::<Vector<f32, Pair>>::new(o_pairs as usize);
     let mut p_frag = Array::<Vector<E, Pair>>::new(s_pairs as usize);
-    // The next tile's P, written while P·V reads `p_frag`.
+    // The next tile's probabilities, written while P·V reads `p_frag`.
     let mut p_next = Array::<Vector<f32, Pair>>::new(s_pairs as usize);
     let mut m_run = Array::<f32>::new(2usize);
     let mut l_run = Array::<f32>::new(2usize);
@@ -285,11 +346,12 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
     }
 
     // Tile 0's scores and probabilities, before the loop.
-    q_ready.wait_parity(0u32);
-    wait_tile(&k_ready, 0u32);
+    q_full.wait_parity(0u32);
+    wait_stage(k_full, 0u32, 0u32);
     let k0 = descriptor::<E>(k_addr, k_lbo, k_sbo, k_step);
     wgmma_ss_issue::<E>(&q_desc, &k0, &mut s_acc, p.block_kv, p.head_dim);
     wgmma_wait(&mut s_acc, &mut token, false);
+    release_stage(k_empty, 0u32);
     online_softmax::<f32>(
         &s_acc,
         &mut p_next,
@@ -299,17 +361,10 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
         scale_log2,
         p.block_kv,
     );
-    // Every warpgroup is past S_0: K's buffer 0 takes tile 2, a whole tile ahead of its use.
-    sync_cube();
-    if tiles > 2 {
-        stage_tile::<E, N>(
-            k, k_base, 2u32, seq_kv, &mut k_s, &k_ready, p.block_kv, p.head_dim, units, tid,
-        );
-    }
 
     // No branch between an issue and its wait: a merge there would copy the accumulators in
     // flight, and ptxas then serializes every `wgmma` (C7514). So the last tile, which has no
-    // next S, leaves the loop.
+    // next S, leaves the loop, and both waits for copies come before the first issue.
     let mut j = 0u32;
     while j + 1 < tiles {
         let next = j + 1;
@@ -318,46 +373,15 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
             p_frag[i as usize] = Vector::cast_from(p_next[i as usize]);
             s_acc[i as usize] = Vector::new(0.0f32);
         }
-        // Both copies before the first issue: no branch between an issue and its wait.
-        wait_tile(&k_ready, next);
-        wait_tile(&v_ready, j);
+        wait_stage(k_full, next % 2, next / 2);
+        wait_stage(v_full, j % 2, j / 2);
         let k_next = descriptor::<E>(k_addr + (next % 2) * k_tile_bytes, k_lbo, k_sbo, k_step);
         wgmma_ss_issue::<E>(&q_desc, &k_next, &mut s_acc, p.block_kv, p.head_dim);
         let v_now = descriptor::<u16>(v_addr + (j % 2) * v_tile_bytes, v_lbo, v_sbo, v_step);
         wgmma_issue::<E, u16>(&p_frag, &v_now, &mut o_acc, p.val_dim, p.block_kv);
-        // The copies into the buffers the last tile freed (K's of tile j, V's of tile j - 1),
-        // issued while the tensor cores run the two products: K's tile j + 2, needed at the
-        // start of the next tile, and V's tile j + 1, needed by its P·V.
-        if j > 0 && j + 2 < tiles {
-            stage_tile::<E, N>(
-                k,
-                k_base,
-                j + 2,
-                seq_kv,
-                &mut k_s,
-                &k_ready,
-                p.block_kv,
-                p.head_dim,
-                units,
-                tid,
-            );
-        }
-        if j > 0 && j + 1 < tiles {
-            stage_tile::<E, N>(
-                v,
-                v_base,
-                j + 1,
-                seq_kv,
-                &mut v_s,
-                &v_ready,
-                p.block_kv,
-                p.val_dim,
-                units,
-                tid,
-            );
-        }
         // S_{j+1} is the older group: done once at most one (P·V) is left.
         wgmma_wait(&mut s_acc, &mut token, true);
+        release_stage(k_empty, next % 2);
         let any = online_softmax::<f32>(
             &s_acc,
             &mut p_next,
@@ -368,18 +392,17 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
             p.block_kv,
         );
         wgmma_wait(&mut o_acc, &mut token, false);
+        release_stage(v_empty, j % 2);
         if any {
             rescale(&mut o_acc, &alpha, p.val_dim);
         }
-        // Every warpgroup is past S_{j+1} and P_j·V_j, whose buffers the next tile refills.
-        sync_cube();
         j = next;
     }
     #[unroll]
     for i in 0..s_pairs {
         p_frag[i as usize] = Vector::cast_from(p_next[i as usize]);
     }
-    wait_tile(&v_ready, j);
+    wait_stage(v_full, j % 2, j / 2);
     let v_last = descriptor::<u16>(v_addr + (j % 2) * v_tile_bytes, v_lbo, v_sbo, v_step);
     wgmma_issue::<E, u16>(&p_frag, &v_last, &mut o_acc, p.val_dim, p.block_kv);
     wgmma_wait(&mut o_acc, &mut token, false);
