@@ -80,6 +80,7 @@ fn wgmma_attention_prototype_matches_reference_on_gpu() {
                 head_dim: d,
                 val_dim: d,
                 pipelined: false,
+                ablation: Default::default(),
             };
             let shape = [1, 2, 768, d as usize];
             let (out, lse) =
@@ -95,6 +96,7 @@ fn wgmma_attention_prototype_matches_reference_on_gpu() {
             head_dim: 128,
             val_dim: 128,
             pipelined: false,
+            ablation: Default::default(),
         };
         let err = attention_error(&client, [1, 2, 384, 128], same).unwrap_err();
         assert!(err.contains("one shape"), "{err}");
@@ -132,6 +134,7 @@ fn wgmma_attention_pipelined_matches_reference_on_gpu() {
             head_dim: d,
             val_dim: d,
             pipelined: true,
+            ablation: Default::default(),
         };
         for (p, s) in [
             (params(2, 128, 128), 128),

@@ -86,15 +86,28 @@ fn main() -> std::process::ExitCode {
         );
     }
     // 64x256 with four warpgroups needs more than the 128 registers a thread of 512 may have.
-    for (n, k, configs) in [
-        (128, 64, &[(1, 1), (1, 2), (2, 2), (1, 3), (1, 4)][..]),
-        (256, 64, &[(1, 1), (1, 2), (2, 2), (1, 3)][..]),
+    // The attention's two other forms (MN-major B: P·V; both operands in shared memory:
+    // Q·Kᵀ in the pipelined kernel) at its tile shapes.
+    use check::LoopForm::{KMajor, MnMajor, Shared};
+    for (n, k, form, configs) in [
+        (
+            128,
+            64,
+            KMajor,
+            &[(1, 1), (1, 2), (2, 2), (1, 3), (1, 4)][..],
+        ),
+        (256, 64, KMajor, &[(1, 1), (1, 2), (2, 2), (1, 3)][..]),
+        (128, 128, MnMajor, &[(1, 2), (1, 3)][..]),
+        (64, 128, MnMajor, &[(1, 2), (1, 3)][..]),
+        (128, 128, Shared, &[(1, 2), (1, 3)][..]),
+        (64, 128, Shared, &[(1, 2), (1, 3)][..]),
     ] {
         for &(per_sm, warpgroups) in configs {
             let label = format!(
-                "loop 64x{n}x{k}: {per_sm} cube(s) of {warpgroups} warpgroup(s) per SM, {iters} calls"
+                "loop 64x{n}x{k} {form:?}: {per_sm} cube(s) of {warpgroups} warpgroup(s) per SM, {iters} calls"
             );
-            let speed = check::loop_speed(&client, (n, k), (sms * per_sm, warpgroups), iters, 5);
+            let speed =
+                check::loop_speed(&client, (n, k, form), (sms * per_sm, warpgroups), iters, 5);
             ok &= report(&label, speed);
         }
     }
@@ -134,6 +147,7 @@ fn attention(
         head_dim: d,
         val_dim: d,
         pipelined,
+        ablation: Default::default(),
     };
     // The synchronous prototype takes no tiling with block_kv = D = Dv: both products would
     // share a shape, which it refuses (ptxas then loses Q; docs/PERF.md). The pipelined
@@ -181,6 +195,32 @@ fn attention(
                 } else {
                     "prototype"
                 },
+                64 * p.warpgroups,
+                p.block_kv,
+                p.head_dim
+            );
+            ok &= report(&label, attention_speed(client, shape, p, 20));
+        }
+    }
+    // What the pipelined kernel's time is made of: the same launches without K/V copies past
+    // the first two tiles, or without the exponentials (wrong results; timings only).
+    use flint_kernels::wgmma::attention::Ablation;
+    for base in [
+        params(2, 64, 128, true),
+        params(3, 64, 128, true),
+        params(2, 128, 64, true),
+    ] {
+        for ablation in [Ablation::None, Ablation::NoLoads, Ablation::NoExp] {
+            let p = WgmmaFwdParams { ablation, ..base };
+            let s = if p.warpgroups == 3 { 3072 } else { 4096 };
+            let shape = [
+                16384 / s,
+                2048 / p.head_dim as usize,
+                s,
+                p.head_dim as usize,
+            ];
+            let label = format!(
+                "ablation {ablation:?} {}x{} D={} S={s}",
                 64 * p.warpgroups,
                 p.block_kv,
                 p.head_dim

@@ -443,6 +443,7 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
         warpgroups,
         n,
         k,
+        crate::wgmma::check::LoopForm::KMajor,
         dtype,
     );
     out.push((format!("wgmma_loop_n{n}_k{k}"), compile(kernel)?));
@@ -476,6 +477,7 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                     head_dim: d,
                     val_dim: d,
                     pipelined: $pipelined,
+                    ablation: Default::default(),
                 };
                 let kernel = f::$kernel::<WgpuRuntime>::new(
                     settings,

@@ -37,17 +37,50 @@ pub struct WgmmaFwdParams {
     pub head_dim: u32,
     /// `Dv` (a multiple of 16, up to 256).
     pub val_dim: u32,
-    /// FlashAttention-3's schedule (`super::pipelined`): asynchronous products, Q in shared
-    /// memory, K and V double-buffered. Otherwise this module's synchronous prototype.
+    /// FlashAttention-3's shape (`super::pipelined`): a producer warp, asynchronous
+    /// products, Q in shared memory, K and V in 2-4 buffers. Otherwise this module's
+    /// synchronous prototype.
     pub pipelined: bool,
+    /// A timing experiment of the pipelined kernel, which then gives wrong results.
+    pub ablation: Ablation,
+}
+
+/// Work the pipelined kernel leaves out, to time what remains (its results are then wrong).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Ablation {
+    /// Nothing: the real kernel.
+    #[default]
+    None,
+    /// K and V are copied into each buffer once; later tiles reuse them.
+    NoLoads,
+    /// P is the scores, cast: no exponentials (the maxima and sums remain).
+    NoExp,
 }
 
 impl WgmmaFwdParams {
+    /// Shared memory a cube may use on sm_90 (227 KiB).
+    pub const SHARED_LIMIT: u32 = 227 * 1024;
+
+    /// K and V buffers of the pipelined kernel: as many as fit beside Q (and 1 KiB for its
+    /// barriers), 2 to 4.
+    pub const fn stages(&self) -> u32 {
+        let q = 64 * self.warpgroups * self.head_dim * 2;
+        let kv = self.block_kv * (self.head_dim + self.val_dim) * 2;
+        let fit = Self::SHARED_LIMIT.saturating_sub(q + 1024) / kv;
+        if fit < 2 {
+            2
+        } else if fit > 4 {
+            4
+        } else {
+            fit
+        }
+    }
+
     /// Shared memory of one cube, in bytes (2-byte elements).
     pub const fn shared_bytes(&self) -> u32 {
         let kv = self.block_kv * (self.head_dim + self.val_dim) * 2;
         if self.pipelined {
-            64 * self.warpgroups * self.head_dim * 2 + 2 * kv
+            64 * self.warpgroups * self.head_dim * 2 + self.stages() * kv
         } else {
             kv
         }
@@ -240,6 +273,7 @@ pub(crate) fn attention_fwd_wgmma<E: Float, N: Size, NO: Size>(
             &mut alpha,
             scale_log2,
             p.block_kv,
+            true,
         ) {
             rescale(&mut o_acc, &alpha, p.val_dim);
         }

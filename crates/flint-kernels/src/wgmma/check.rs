@@ -9,14 +9,25 @@ use cubecl::prelude::*;
 
 use super::attention::{WgmmaFwdParams, attention_fwd_wgmma};
 use super::pipelined::attention_fwd_wgmma_pipelined;
-use super::{b_descriptor, core_chunk, descriptor, smem_address, wgmma};
+use super::{
+    b_descriptor, core_chunk, descriptor, smem_address, wgmma, wgmma_ss_issue, wgmma_wait,
+};
 use crate::attention::forward::mma::Pair;
 use crate::attention::mma_tiles::{acc_tiles, mma_step};
 
 /// Elements per 16-byte chunk (2-byte elements).
 const CHUNK: usize = 8;
-/// Shared memory a cube may use on sm_90 (227 KiB).
-const SHARED_LIMIT: u32 = 227 * 1024;
+
+/// How `wgmma_loop` reads its operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LoopForm {
+    /// A in registers, B K-major in shared memory.
+    KMajor,
+    /// A in registers, B MN-major in shared memory (`P·V`'s form).
+    MnMajor,
+    /// A and B in shared memory, both K-major (`Q·Kᵀ`'s form in the pipelined kernel).
+    Shared,
+}
 
 /// One warpgroup's `c = a · b`: `a` `[64, k]` row-major, `b` as 16-byte chunks of `[n, k]`
 /// (K-major, B transposed) or `[k, n]` (MN-major), `c` `[64, n]` f32. The descriptor's byte
@@ -84,10 +95,13 @@ pub(crate) fn wgmma_product<E: Float, N: Size>(
     }
 }
 
-/// `iters` warpgroup products per warpgroup on a shared-memory-resident K-major B (`[n, k]`,
-/// 16-byte chunks), A taken from B's first rows; each warpgroup adds its accumulators into
-/// `out[cube · warpgroups + warpgroup]` so that nothing is optimised away.
+/// `iters` warpgroup products per warpgroup on a shared-memory-resident B (`[n, k]`, 16-byte
+/// chunks) read as `form` says: [`LoopForm::KMajor`] or [`LoopForm::MnMajor`] B with A in
+/// registers (taken from B's first chunks), or [`LoopForm::Shared`], A from B's first 64 rows
+/// too. Each warpgroup adds its accumulators into `out[cube · warpgroups + warpgroup]` so that
+/// nothing is optimised away.
 #[cube(launch_unchecked)]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn wgmma_loop<E: Float, N: Size>(
     b: &Array<Vector<E, N>>,
     out: &mut Array<f32>,
@@ -95,6 +109,7 @@ pub(crate) fn wgmma_loop<E: Float, N: Size>(
     #[comptime] warpgroups: u32,
     #[comptime] n: u32,
     #[comptime] k: u32,
+    #[comptime] form: LoopForm,
     #[define(E)] _dtype: StorageType,
 ) {
     let lane = UNIT_POS_X;
@@ -121,10 +136,32 @@ pub(crate) fn wgmma_loop<E: Float, N: Size>(
         acc[p as usize] = Vector::new(0.0f32);
     }
     let addr = smem_address::<E, N>(&tile.slice(0usize, chunks as usize));
-    let (lbo, sbo, step) = comptime!(b_descriptor(n, k, false));
-    let desc = descriptor::<E>(addr, lbo, sbo, step);
-    for _ in 0..iters {
-        wgmma::<E, E>(&frag, &desc, &mut acc, n, k);
+    let mut token = SharedMemory::<f32>::new(1usize);
+    match form {
+        LoopForm::KMajor => {
+            let (lbo, sbo, step) = comptime!(b_descriptor(n, k, false));
+            let desc = descriptor::<E>(addr, lbo, sbo, step);
+            for _ in 0..iters {
+                wgmma::<E, E>(&frag, &desc, &mut acc, n, k);
+            }
+        }
+        LoopForm::MnMajor => {
+            let (lbo, sbo, step) = comptime!(b_descriptor(n, k, true));
+            let desc = descriptor::<u16>(addr, lbo, sbo, step);
+            for _ in 0..iters {
+                wgmma::<E, u16>(&frag, &desc, &mut acc, n, k);
+            }
+        }
+        LoopForm::Shared => {
+            let (lbo, sbo, step) = comptime!(b_descriptor(n, k, false));
+            let desc = descriptor::<E>(addr, lbo, sbo, step);
+            let (a_lbo, a_sbo, a_step) = comptime!(b_descriptor(64, k, false));
+            let a_desc = descriptor::<u16>(addr, a_lbo, a_sbo, a_step);
+            for _ in 0..iters {
+                wgmma_ss_issue::<E>(&a_desc, &desc, &mut acc, n, k);
+                wgmma_wait(&mut acc, &mut token, false);
+            }
+        }
     }
     let mut sum = 0.0f32;
     #[unroll]
@@ -369,12 +406,17 @@ pub fn product_error<R: Runtime>(
 /// `64 x n x k`; the median of `rounds` launches. Returns (milliseconds, TFLOP/s).
 pub fn loop_speed<R: Runtime>(
     client: &ComputeClient<R>,
-    (n, k): (u32, u32),
+    (n, k, form): (u32, u32, LoopForm),
     (cubes, warpgroups): (u32, u32),
     iters: u32,
     rounds: usize,
 ) -> Result<(f64, f64), String> {
     check_shape(n, k)?;
+    if form == LoopForm::Shared && n < 64 {
+        return Err(format!(
+            "the SS form reads A from B's first 64 rows; n = {n}"
+        ));
+    }
     if !(1..=4).contains(&warpgroups) || cubes == 0 || iters == 0 || rounds == 0 {
         return Err(format!(
             "need 1-4 warpgroups and positive cubes, iterations and rounds, got {warpgroups}, {cubes}, {iters}, {rounds}"
@@ -400,6 +442,7 @@ pub fn loop_speed<R: Runtime>(
                 warpgroups,
                 n,
                 k,
+                form,
                 bf16(),
             );
         }
@@ -443,10 +486,11 @@ fn attention_launcher<'a, R: Runtime>(
             p.head_dim, p.block_kv
         ));
     }
-    if p.shared_bytes() > SHARED_LIMIT {
+    if p.shared_bytes() > WgmmaFwdParams::SHARED_LIMIT {
         return Err(format!(
-            "{p:?} needs {} bytes of shared memory per cube; sm_90 has {SHARED_LIMIT}",
-            p.shared_bytes()
+            "{p:?} needs {} bytes of shared memory per cube; sm_90 has {}",
+            p.shared_bytes(),
+            WgmmaFwdParams::SHARED_LIMIT
         ));
     }
     if !p.pipelined && p.block_kv == p.head_dim && p.block_kv == p.val_dim {

@@ -1,17 +1,24 @@
-//! The warpgroup-MMA forward with FlashAttention-3's in-warpgroup schedule: products are
-//! issued asynchronously, so that the softmax of key tile `j + 1` runs while the tensor
-//! cores compute `O += P_j · V_j`.
+//! The warpgroup-MMA forward in FlashAttention-3's shape: a producer warp copies, consumer
+//! warpgroups compute, and products are issued asynchronously.
 //!
-//! Per key tile `j` a warpgroup: casts `P_j` (kept in f32 in the score registers) to the
-//! A operand; issues `S_{j+1} = Q·K_{j+1}ᵀ`, then `O += P_j·V_j`; waits for the first group
-//! only; runs the online softmax of `S_{j+1}`; waits for the second; then rescales O if a
-//! row's maximum moved. Q is read from shared memory (the SS form), which frees its
-//! registers and sidesteps ptxas giving P Q's registers (`super::attention`). K and V are
-//! double-buffered, each with its own barriers: once tile `j`'s two products are issued, the
-//! threads copy K's tile `j + 2` (needed at the start of the next tile) and V's tile `j + 1`
-//! into the buffers the previous tile freed, while the tensor cores run. One cube barrier per
-//! tile keeps the warpgroups in step, so a buffer is only refilled once every warpgroup has
-//! waited for the products that read it.
+//! A cube holds `warpgroups` consumer warpgroups (64 query rows each) and one producer warp
+//! after them. The producer copies Q, then K and V tile by tile into `WgmmaFwdParams::stages`
+//! buffers each (as many as fit beside Q, 2 to 4), in the core-matrix layout of
+//! `super::core_chunk`, by cp.async at about four instructions a copy; each buffer has a
+//! `full` barrier (the producer's copies landed) and an `empty` one (every consumer thread
+//! is past the products that read it). The consumers never wait for each other.
+//!
+//! Per key tile `j` a consumer warpgroup: casts `P_j` to the A operand; issues
+//! `S_{j+1} = Q·K_{j+1}ᵀ` (SS form: Q and K from shared memory), then `O += P_j·V_j` (P from
+//! registers); waits for the older group only and releases K's buffer; runs the online
+//! softmax of `S_{j+1}`; waits for `P·V`, releases V's buffer, and rescales O if a row's
+//! maximum moved. Q in shared memory frees its registers and sidesteps ptxas giving P Q's
+//! registers (`super::attention`).
+//!
+//! Measured limits (`docs/PERF.md`, "Asynchronous warpgroup MMA"): ptxas places the wait for
+//! `P·V` before the exponentials, so the softmax does not overlap that product; 288 threads
+//! cap ptxas at 168 registers, so D = 128 with 128-key tiles spills; and the copies still
+//! halve the speed (`Ablation::NoLoads`).
 //!
 //! The layouts and the softmax are `super::attention`'s: scores in the `m16n8` accumulator
 //! layout, base-2 exponents of raw scores, O rescaled only when a row's maximum moves by more
@@ -19,10 +26,10 @@
 //! lengths multiples of the tiles (checked by the host).
 
 use cubecl::ir::FastMath;
-use cubecl::prelude::barrier::Barrier;
+use cubecl::prelude::barrier::{Barrier, copy_async};
 use cubecl::prelude::*;
 
-use super::attention::{LN_2, RESCALE_SLACK_LOG2, WgmmaFwdParams, stage_core_async};
+use super::attention::{Ablation, LN_2, RESCALE_SLACK_LOG2, WgmmaFwdParams};
 use super::{b_descriptor, descriptor, smem_address, wgmma_issue, wgmma_ss_issue, wgmma_wait};
 use crate::attention::forward::mma::{Pair, exp2, write_pair};
 
@@ -30,9 +37,8 @@ use crate::attention::forward::mma::{Pair, exp2, write_pair};
 /// `8j + 2t`, `+1`): the unnormalised probabilities go to `p` (the A operand of `P·V`, pair
 /// for pair), `m_run` and `l_run` become the running maximum and sum of rows `g` and `g + 8`.
 /// Returns whether any row of the plane moved its maximum, and writes each row's factor for
-/// O to `alpha` (1 if not). `s` is only read: ptxas holds back writes to a `wgmma`
-/// accumulator while any product is in flight, so exponentials written back in place waited
-/// for `P·V` (measured in the SASS: every MUFU.EX2 after the last WARPGROUP.DEPBAR).
+/// O to `alpha` (1 if not). `s` is only read, so that the scores' registers can take the
+/// next product while `p` is still in use.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn online_softmax<E: Float>(
@@ -43,6 +49,7 @@ pub(super) fn online_softmax<E: Float>(
     alpha: &mut Array<f32>,
     scale_log2: f32,
     #[comptime] block_kv: u32,
+    #[comptime] exp: bool,
 ) -> bool {
     let mut grow = false;
     let mut tile_max = Array::<f32>::new(2usize);
@@ -82,8 +89,13 @@ pub(super) fn online_softmax<E: Float>(
         #[unroll]
         for j in 0..comptime!(block_kv / 8) {
             let mut pair = s[(2 * j + r) as usize];
-            pair[0] = exp2(pair[0] * scale_log2 - m_sub);
-            pair[1] = exp2(pair[1] * scale_log2 - m_sub);
+            if exp {
+                pair[0] = exp2(pair[0] * scale_log2 - m_sub);
+                pair[1] = exp2(pair[1] * scale_log2 - m_sub);
+            } else {
+                pair[0] = pair[0] * scale_log2 - m_sub;
+                pair[1] = pair[1] * scale_log2 - m_sub;
+            }
             sum += pair[0] + pair[1];
             p[(2 * j + r) as usize] = Vector::cast_from(pair);
         }
@@ -112,73 +124,117 @@ pub(super) fn rescale(
     }
 }
 
-/// Copies rows `tile · block_kv..` of `src` (`width` wide) into buffer `tile % 2` of `buf`
-/// and arms that buffer's barrier: the producer warp's part (32 lanes).
+/// The producer warp's copy of rows `start..start + rows` of one (batch, head) of `src`
+/// (`width` wide, all rows inside the tensor: the host checks that the lengths are multiples
+/// of the tiles) into `buf` from chunk `to`, in the core-matrix layout of
+/// `super::core_chunk`. Lane `8c + r` copies row `8i + r`, chunk `4j + c`, which lands on chunk
+/// `8 · (i · width / 8 + 4j) + lane`: unrolled, each copy is one instruction at a constant
+/// offset from two per-lane bases (the former all-threads form spent about 20 on its indices).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn stage_rows<E: Float, N: Size>(
+    src: &Tensor<Vector<E, N>>,
+    base: usize,
+    start: u32,
+    buf: &mut SharedMemory<Vector<E, N>>,
+    to: u32,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+    lane: u32,
+) {
+    let per_row = comptime!(width / 8);
+    let stride = src.stride(2) / 8;
+    let src0 = base / 8 + (start + lane % 8) as usize * stride + (lane / 8) as usize;
+    let dst0 = to + lane;
+    #[unroll]
+    for i in 0..comptime!(rows / 8) {
+        let src_i = src0 + (i * 8) as usize * stride;
+        #[unroll]
+        for j in 0..comptime!(per_row / 4) {
+            let at = src_i + (4 * j) as usize;
+            let dst = (dst0 + comptime!(8 * (i * per_row + 4 * j))) as usize;
+            copy_async(
+                &src.slice(at, at + 1),
+                &mut buf.slice_mut(dst, dst + 1),
+                8u32,
+            );
+        }
+    }
+}
+
+/// Copies key tile `tile` of `src` (`width` wide) into buffer `tile % stages` of `buf` and
+/// arms that buffer's barrier: the producer warp's part.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn stage_tile<E: Float, N: Size>(
     src: &Tensor<Vector<E, N>>,
     base: usize,
     tile: u32,
-    seq: u32,
     buf: &mut SharedMemory<Vector<E, N>>,
     full: &Sequence<Shared<Barrier>>,
     #[comptime] block_kv: u32,
     #[comptime] width: u32,
+    #[comptime] stages: u32,
     lane: u32,
 ) {
-    let stage = tile % 2;
-    stage_core_async::<E, N>(
+    let stage = tile % stages;
+    stage_rows::<E, N>(
         src,
         base,
         tile * block_kv,
-        seq,
         buf,
         stage * comptime!(block_kv * width / 8),
         block_kv,
         width,
-        32u32,
         lane,
     );
-    if stage == 0 {
-        let barrier = full.index(0usize);
-        barrier.commit_copy_async();
-        barrier.arrive();
-    } else {
-        let barrier = full.index(1usize);
-        barrier.commit_copy_async();
-        barrier.arrive();
+    #[unroll]
+    for s in 0..stages {
+        if stage == s {
+            let barrier = full.index(s as usize);
+            barrier.commit_copy_async();
+            barrier.arrive();
+        }
     }
 }
 
 /// Waits for phase `use_count % 2` of buffer `stage`'s barrier: its `use_count`-th
 /// completion, counted from 0.
 #[cube]
-fn wait_stage(barriers: &Sequence<Shared<Barrier>>, stage: u32, use_count: u32) {
+fn wait_stage(
+    barriers: &Sequence<Shared<Barrier>>,
+    stage: u32,
+    use_count: u32,
+    #[comptime] stages: u32,
+) {
     let parity = use_count % 2;
-    if stage == 0 {
-        barriers.index(0usize).wait_parity(parity);
-    } else {
-        barriers.index(1usize).wait_parity(parity);
+    #[unroll]
+    for s in 0..stages {
+        if stage == s {
+            barriers.index(s as usize).wait_parity(parity);
+        }
     }
 }
 
 /// Marks buffer `stage` read by this thread (a consumer's arrival on its `empty` barrier).
 #[cube]
-fn release_stage(barriers: &Sequence<Shared<Barrier>>, stage: u32) {
-    if stage == 0 {
-        barriers.index(0usize).arrive();
-    } else {
-        barriers.index(1usize).arrive();
+fn release_stage(barriers: &Sequence<Shared<Barrier>>, stage: u32, #[comptime] stages: u32) {
+    #[unroll]
+    for s in 0..stages {
+        if stage == s {
+            barriers.index(s as usize).arrive();
+        }
     }
 }
 
-/// Two barriers, one per buffer, each completing when `count` threads have arrived.
+/// One barrier per buffer, each completing when `count` threads have arrived.
 #[cube]
-fn stage_barriers(count: u32, elected: bool) -> Sequence<Shared<Barrier>> {
+fn stage_barriers(count: u32, elected: bool, #[comptime] stages: u32) -> Sequence<Shared<Barrier>> {
     let mut barriers = Sequence::<Shared<Barrier>>::new();
-    barriers.push(Barrier::shared(count, elected));
-    barriers.push(Barrier::shared(count, elected));
+    #[unroll]
+    for _ in 0..stages {
+        barriers.push(Barrier::shared(count, elected));
+    }
     barriers
 }
 
@@ -218,54 +274,62 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
         16usize,
     );
     let mut k_s = SharedMemory::<Vector<E, N>>::new_aligned(
-        comptime!((2 * p.block_kv * p.head_dim / 8) as usize),
+        comptime!((p.stages() * p.block_kv * p.head_dim / 8) as usize),
         16usize,
     );
     let mut v_s = SharedMemory::<Vector<E, N>>::new_aligned(
-        comptime!((2 * p.block_kv * p.val_dim / 8) as usize),
+        comptime!((p.stages() * p.block_kv * p.val_dim / 8) as usize),
         16usize,
     );
     // `full`: the producer's 32 lanes have copied a buffer; `empty`: every consumer thread is
     // past the products that read it.
     let q_full = Barrier::shared(32u32, tid == 0);
-    let k_full = stage_barriers(32u32, tid == 0);
-    let v_full = stage_barriers(32u32, tid == 0);
-    let k_empty = stage_barriers(consumers, tid == 0);
-    let v_empty = stage_barriers(consumers, tid == 0);
+    let stages = comptime!(p.stages());
+    let k_full = stage_barriers(32u32, tid == 0, stages);
+    let v_full = stage_barriers(32u32, tid == 0, stages);
+    let k_empty = stage_barriers(consumers, tid == 0, stages);
+    let v_empty = stage_barriers(consumers, tid == 0, stages);
 
     if plane == comptime!(4 * p.warpgroups) {
         // The producer warp: Q, then K and V tile by tile, each into a buffer once the
         // consumers have released its previous tile. K's tile t + 2 waits for S_t, V's for
         // P_t·V_t.
-        stage_core_async::<E, N>(
+        stage_rows::<E, N>(
             q,
             q_base,
             CUBE_POS_X * block_q,
-            seq_q,
             &mut q_s,
             0u32,
             block_q,
             p.head_dim,
-            32u32,
             lane,
         );
         q_full.commit_copy_async();
         q_full.arrive();
         let mut tile = 0u32;
         while tile < tiles {
-            let stage = tile % 2;
-            if tile >= 2 {
-                wait_stage(&k_empty, stage, tile / 2 - 1);
+            let stage = tile % stages;
+            let copy = comptime!(p.ablation != Ablation::NoLoads) || tile < stages;
+            if tile >= stages {
+                wait_stage(&k_empty, stage, tile / stages - 1, stages);
             }
-            stage_tile::<E, N>(
-                k, k_base, tile, seq_kv, &mut k_s, &k_full, p.block_kv, p.head_dim, lane,
-            );
-            if tile >= 2 {
-                wait_stage(&v_empty, stage, tile / 2 - 1);
+            if copy {
+                stage_tile::<E, N>(
+                    k, k_base, tile, &mut k_s, &k_full, p.block_kv, p.head_dim, stages, lane,
+                );
+            } else {
+                release_stage(&k_full, stage, stages);
             }
-            stage_tile::<E, N>(
-                v, v_base, tile, seq_kv, &mut v_s, &v_full, p.block_kv, p.val_dim, lane,
-            );
+            if tile >= stages {
+                wait_stage(&v_empty, stage, tile / stages - 1, stages);
+            }
+            if copy {
+                stage_tile::<E, N>(
+                    v, v_base, tile, &mut v_s, &v_full, p.block_kv, p.val_dim, stages, lane,
+                );
+            } else {
+                release_stage(&v_full, stage, stages);
+            }
             tile += 1;
         }
     } else {
@@ -347,11 +411,12 @@ fn consume<E: Float, N: Size, NO: Size>(
 
     // Tile 0's scores and probabilities, before the loop.
     q_full.wait_parity(0u32);
-    wait_stage(k_full, 0u32, 0u32);
+    let stages = comptime!(p.stages());
+    wait_stage(k_full, 0u32, 0u32, stages);
     let k0 = descriptor::<E>(k_addr, k_lbo, k_sbo, k_step);
     wgmma_ss_issue::<E>(&q_desc, &k0, &mut s_acc, p.block_kv, p.head_dim);
     wgmma_wait(&mut s_acc, &mut token, false);
-    release_stage(k_empty, 0u32);
+    release_stage(k_empty, 0u32, stages);
     online_softmax::<f32>(
         &s_acc,
         &mut p_next,
@@ -360,6 +425,7 @@ fn consume<E: Float, N: Size, NO: Size>(
         &mut alpha,
         scale_log2,
         p.block_kv,
+        comptime!(p.ablation != Ablation::NoExp),
     );
 
     // No branch between an issue and its wait: a merge there would copy the accumulators in
@@ -373,15 +439,20 @@ fn consume<E: Float, N: Size, NO: Size>(
             p_frag[i as usize] = Vector::cast_from(p_next[i as usize]);
             s_acc[i as usize] = Vector::new(0.0f32);
         }
-        wait_stage(k_full, next % 2, next / 2);
-        wait_stage(v_full, j % 2, j / 2);
-        let k_next = descriptor::<E>(k_addr + (next % 2) * k_tile_bytes, k_lbo, k_sbo, k_step);
+        wait_stage(k_full, next % stages, next / stages, stages);
+        wait_stage(v_full, j % stages, j / stages, stages);
+        let k_next = descriptor::<E>(
+            k_addr + (next % stages) * k_tile_bytes,
+            k_lbo,
+            k_sbo,
+            k_step,
+        );
         wgmma_ss_issue::<E>(&q_desc, &k_next, &mut s_acc, p.block_kv, p.head_dim);
-        let v_now = descriptor::<u16>(v_addr + (j % 2) * v_tile_bytes, v_lbo, v_sbo, v_step);
+        let v_now = descriptor::<u16>(v_addr + (j % stages) * v_tile_bytes, v_lbo, v_sbo, v_step);
         wgmma_issue::<E, u16>(&p_frag, &v_now, &mut o_acc, p.val_dim, p.block_kv);
         // S_{j+1} is the older group: done once at most one (P·V) is left.
         wgmma_wait(&mut s_acc, &mut token, true);
-        release_stage(k_empty, next % 2);
+        release_stage(k_empty, next % stages, stages);
         let any = online_softmax::<f32>(
             &s_acc,
             &mut p_next,
@@ -390,9 +461,10 @@ fn consume<E: Float, N: Size, NO: Size>(
             &mut alpha,
             scale_log2,
             p.block_kv,
+            comptime!(p.ablation != Ablation::NoExp),
         );
         wgmma_wait(&mut o_acc, &mut token, false);
-        release_stage(v_empty, j % 2);
+        release_stage(v_empty, j % stages, stages);
         if any {
             rescale(&mut o_acc, &alpha, p.val_dim);
         }
@@ -402,8 +474,8 @@ fn consume<E: Float, N: Size, NO: Size>(
     for i in 0..s_pairs {
         p_frag[i as usize] = Vector::cast_from(p_next[i as usize]);
     }
-    wait_stage(v_full, j % 2, j / 2);
-    let v_last = descriptor::<u16>(v_addr + (j % 2) * v_tile_bytes, v_lbo, v_sbo, v_step);
+    wait_stage(v_full, j % stages, j / stages, stages);
+    let v_last = descriptor::<u16>(v_addr + (j % stages) * v_tile_bytes, v_lbo, v_sbo, v_step);
     wgmma_issue::<E, u16>(&p_frag, &v_last, &mut o_acc, p.val_dim, p.block_kv);
     wgmma_wait(&mut o_acc, &mut token, false);
 

@@ -166,18 +166,13 @@ pub fn wgmma_template<D: Dialect>(
     } else {
         ""
     };
-    // EXPERIMENT (not to land): FLINT_WGMMA_NO_PROXY_FENCE drops the proxy fence.
-    let fence = if std::env::var_os("FLINT_WGMMA_NO_PROXY_FENCE").is_some() {
-        ""
-    } else {
-        "  asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
-    };
     format!(
         r#"
 __forceinline__ __device__ void
 __wgmma_m64n{n}k{k}_{a_elem}_f32{suffix}({args}) {{
 {copies}{adesc}  const uint64 desc = (static_cast<uint64>(b_1) << 32) | static_cast<uint64>(b_0);
-{fence}  asm volatile({text}
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  asm volatile({text}
                : {outs}
                : {ins}
                : "memory");
