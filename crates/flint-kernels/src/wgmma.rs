@@ -118,6 +118,19 @@ pub(crate) fn wgmma_wait(
     );
 }
 
+/// `setmaxnreg` for the calling warpgroup (all its warps together): at most `count` registers
+/// per thread from here on, a multiple of 8 in 24..=256, released to the cube's pool below
+/// 128 and taken from it otherwise (waiting until another warpgroup has released them).
+#[cube]
+pub(crate) fn set_max_registers(#[comptime] count: u32) {
+    // k = 0: the patched compiler's request for `setmaxnreg` (no product has k = 0).
+    let def = MmaDefinition::<f32, f32, f32>::new(64usize, count as usize, 0usize);
+    let a = Array::<Vector<f32, Pair>>::new(1usize);
+    let b = Array::<Vector<f32, Pair>>::new(1usize);
+    let mut c = Array::<Vector<f32, Pair>>::new(1usize);
+    def.execute_inplace::<Pair, Pair, Pair>(&a, &b, &mut c);
+}
+
 /// Where this module's B layout puts the 16-byte chunk `chunk` of row `row` of a tile whose
 /// rows hold `row_chunks` chunks, in chunks: core matrix `(row / 8, chunk)` at
 /// `((row / 8) · row_chunks + chunk) · 8`, row `row % 8` within it.

@@ -453,8 +453,8 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
             for (warpgroups, block_kv, d) in $configs {
                 use crate::wgmma::attention::WgmmaFwdParams;
                 use crate::wgmma::$m::$f as f;
-                // The pipelined kernel's producer warp follows its warpgroups.
-                let planes = 4 * warpgroups + u32::from($pipelined);
+                // The pipelined kernel's producer warpgroup follows its warpgroups.
+                let planes = 4 * (warpgroups + u32::from($pipelined));
                 let (settings, mut a) = Args::for_planes(&client, planes);
                 a.launcher.with_scope(|scope| {
                     scope.register_type::<DynamicScalar<f::_E>>(dtype);

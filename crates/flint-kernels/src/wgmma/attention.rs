@@ -76,6 +76,25 @@ impl WgmmaFwdParams {
         }
     }
 
+    /// Registers per thread of the pipelined kernel's producer warpgroup, after it releases
+    /// the rest with `setmaxnreg`.
+    pub const PRODUCER_REGISTERS: u32 = 40;
+
+    /// Registers per thread the pipelined kernel's consumer warpgroups take with `setmaxnreg`:
+    /// the launch's share (65536 over its threads, down to a multiple of 8, at most 256) plus
+    /// what the producer releases, split among them.
+    pub const fn consumer_registers(&self) -> u32 {
+        let threads = 128 * (self.warpgroups + 1);
+        let share = 65536 / threads / 8 * 8;
+        let base = if share > 256 { 256 } else { share };
+        let extra = (base - Self::PRODUCER_REGISTERS) / self.warpgroups / 8 * 8;
+        if base + extra > 256 {
+            256
+        } else {
+            base + extra
+        }
+    }
+
     /// Shared memory of one cube, in bytes (2-byte elements).
     pub const fn shared_bytes(&self) -> u32 {
         let kv = self.block_kv * (self.head_dim + self.val_dim) * 2;

@@ -518,8 +518,8 @@ fn attention_launcher<'a, R: Runtime>(
                 attention_fwd_wgmma_pipelined::launch_unchecked::<R>(
                     client,
                     CubeCount::Static(cubes_x, cubes_y, 1),
-                    // The consumer warpgroups, then the producer warp.
-                    CubeDim::new_2d(32, 4 * p.warpgroups + 1),
+                    // The consumer warpgroups, then the producer warpgroup.
+                    CubeDim::new_2d(32, 4 * p.warpgroups + 4),
                     CHUNK,
                     2usize,
                     tensor_arg(q, shape),

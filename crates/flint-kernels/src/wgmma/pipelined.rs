@@ -1,12 +1,16 @@
 //! The warpgroup-MMA forward in FlashAttention-3's shape: a producer warp copies, consumer
 //! warpgroups compute, and products are issued asynchronously.
 //!
-//! A cube holds `warpgroups` consumer warpgroups (64 query rows each) and one producer warp
-//! after them. The producer copies Q, then K and V tile by tile into `WgmmaFwdParams::stages`
-//! buffers each (as many as fit beside Q, 2 to 4), in the core-matrix layout of
-//! `super::core_chunk`, by cp.async at about four instructions a copy; each buffer has a
-//! `full` barrier (the producer's copies landed) and an `empty` one (every consumer thread
-//! is past the products that read it). The consumers never wait for each other.
+//! A cube holds `warpgroups` consumer warpgroups (64 query rows each) and one producer
+//! warpgroup after them. With two or more consumers, `setmaxnreg` moves registers from the
+//! producer (`WgmmaFwdParams::PRODUCER_REGISTERS`) to the consumers
+//! (`WgmmaFwdParams::consumer_registers`): a launch's threads share 64K registers evenly, which
+//! would cap every thread at 168 with two consumers. The producer copies Q, then K and V tile
+//! by tile into `WgmmaFwdParams::stages` buffers each (as many as fit beside Q, 2 to 4), in
+//! the core-matrix layout of `super::core_chunk`, by cp.async at a few instructions a copy;
+//! each buffer has a `full` barrier (the producer's copies landed) and an `empty` one (every
+//! consumer thread is past the products that read it). The consumers never wait for each
+//! other.
 //!
 //! Per key tile `j` a consumer warpgroup: casts `P_j` to the A operand; issues
 //! `S_{j+1} = Q·K_{j+1}ᵀ` (SS form: Q and K from shared memory), then `O += P_j·V_j` (P from
@@ -16,9 +20,8 @@
 //! registers (`super::attention`).
 //!
 //! Measured limits (`docs/PERF.md`, "Asynchronous warpgroup MMA"): ptxas places the wait for
-//! `P·V` before the exponentials, so the softmax does not overlap that product; 288 threads
-//! cap ptxas at 168 registers, so D = 128 with 128-key tiles spills; and the copies still
-//! halve the speed (`Ablation::NoLoads`).
+//! `P·V` before the exponentials, so the softmax does not overlap that product; and the
+//! copies still cost much of the speed (`Ablation::NoLoads`).
 //!
 //! The layouts and the softmax are `super::attention`'s: scores in the `m16n8` accumulator
 //! layout, base-2 exponents of raw scores, O rescaled only when a row's maximum moves by more
@@ -30,7 +33,10 @@ use cubecl::prelude::barrier::{Barrier, copy_async};
 use cubecl::prelude::*;
 
 use super::attention::{Ablation, LN_2, RESCALE_SLACK_LOG2, WgmmaFwdParams};
-use super::{b_descriptor, descriptor, smem_address, wgmma_issue, wgmma_ss_issue, wgmma_wait};
+use super::{
+    b_descriptor, descriptor, set_max_registers, smem_address, wgmma_issue, wgmma_ss_issue,
+    wgmma_wait,
+};
 use crate::attention::forward::mma::{Pair, exp2, write_pair};
 
 /// The online softmax of one tile of raw scores `s` (pair `2j + r`: row `g + 8r`, keys
@@ -124,12 +130,13 @@ pub(super) fn rescale(
     }
 }
 
-/// The producer warp's copy of rows `start..start + rows` of one (batch, head) of `src`
+/// The producer warpgroup's copy of rows `start..start + rows` of one (batch, head) of `src`
 /// (`width` wide, all rows inside the tensor: the host checks that the lengths are multiples
 /// of the tiles) into `buf` from chunk `to`, in the core-matrix layout of
-/// `super::core_chunk`. Lane `8c + r` copies row `8i + r`, chunk `4j + c`, which lands on chunk
-/// `8 · (i · width / 8 + 4j) + lane`: unrolled, each copy is one instruction at a constant
-/// offset from two per-lane bases (the former all-threads form spent about 20 on its indices).
+/// `super::core_chunk`. Warp `w` takes the groups of eight rows `8i` with `i % 4 = w`; in a
+/// group, lane `8c + r` copies row `8i + r`, chunk `4j + c`, which lands on chunk
+/// `8 · (i · width / 8 + 4j) + lane`: unrolled, each copy is a few instructions from two
+/// per-lane bases (the former all-threads form spent about 20 on its indices).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn stage_rows<E: Float, N: Size>(
@@ -140,19 +147,21 @@ fn stage_rows<E: Float, N: Size>(
     to: u32,
     #[comptime] rows: u32,
     #[comptime] width: u32,
-    lane: u32,
+    tid: u32,
 ) {
     let per_row = comptime!(width / 8);
+    let lane = tid % 32;
+    let warp = tid / 32;
     let stride = src.stride(2) / 8;
-    let src0 = base / 8 + (start + lane % 8) as usize * stride + (lane / 8) as usize;
-    let dst0 = to + lane;
+    let src0 = base / 8 + (start + warp * 8 + lane % 8) as usize * stride + (lane / 8) as usize;
+    let dst0 = to + warp * comptime!(8 * per_row) + lane;
     #[unroll]
-    for i in 0..comptime!(rows / 8) {
-        let src_i = src0 + (i * 8) as usize * stride;
+    for i in 0..comptime!(rows / 32) {
+        let src_i = src0 + (i * 32) as usize * stride;
         #[unroll]
         for j in 0..comptime!(per_row / 4) {
             let at = src_i + (4 * j) as usize;
-            let dst = (dst0 + comptime!(8 * (i * per_row + 4 * j))) as usize;
+            let dst = (dst0 + comptime!(8 * (4 * i * per_row + 4 * j))) as usize;
             copy_async(
                 &src.slice(at, at + 1),
                 &mut buf.slice_mut(dst, dst + 1),
@@ -163,7 +172,7 @@ fn stage_rows<E: Float, N: Size>(
 }
 
 /// Copies key tile `tile` of `src` (`width` wide) into buffer `tile % stages` of `buf` and
-/// arms that buffer's barrier: the producer warp's part.
+/// arms that buffer's barrier: a producer thread's part.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn stage_tile<E: Float, N: Size>(
@@ -175,7 +184,7 @@ fn stage_tile<E: Float, N: Size>(
     #[comptime] block_kv: u32,
     #[comptime] width: u32,
     #[comptime] stages: u32,
-    lane: u32,
+    tid: u32,
 ) {
     let stage = tile % stages;
     stage_rows::<E, N>(
@@ -186,7 +195,7 @@ fn stage_tile<E: Float, N: Size>(
         stage * comptime!(block_kv * width / 8),
         block_kv,
         width,
-        lane,
+        tid,
     );
     #[unroll]
     for s in 0..stages {
@@ -239,7 +248,7 @@ fn stage_barriers(count: u32, elected: bool, #[comptime] stages: u32) -> Sequenc
 }
 
 /// The pipelined forward. Grid `(Sq / (64·warpgroups), B·H)`, cube
-/// `(32, 4·warpgroups + 1)`: the consumer warpgroups, then the producer warp. `scale_log2`
+/// `(32, 4·warpgroups + 4)`: the consumer warpgroups, then the producer warpgroup. `scale_log2`
 /// is the softmax scale times log2(e).
 #[cube(launch_unchecked, fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf)]
 #[allow(clippy::too_many_arguments)]
@@ -281,19 +290,23 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
         comptime!((p.stages() * p.block_kv * p.val_dim / 8) as usize),
         16usize,
     );
-    // `full`: the producer's 32 lanes have copied a buffer; `empty`: every consumer thread is
-    // past the products that read it.
-    let q_full = Barrier::shared(32u32, tid == 0);
+    // `full`: the producer's 128 threads have copied a buffer; `empty`: every consumer thread
+    // is past the products that read it.
+    let q_full = Barrier::shared(128u32, tid == 0);
     let stages = comptime!(p.stages());
-    let k_full = stage_barriers(32u32, tid == 0, stages);
-    let v_full = stage_barriers(32u32, tid == 0, stages);
+    let k_full = stage_barriers(128u32, tid == 0, stages);
+    let v_full = stage_barriers(128u32, tid == 0, stages);
     let k_empty = stage_barriers(consumers, tid == 0, stages);
     let v_empty = stage_barriers(consumers, tid == 0, stages);
 
-    if plane == comptime!(4 * p.warpgroups) {
-        // The producer warp: Q, then K and V tile by tile, each into a buffer once the
-        // consumers have released its previous tile. K's tile t + 2 waits for S_t, V's for
-        // P_t·V_t.
+    if plane >= comptime!(4 * p.warpgroups) {
+        // The producer warpgroup: Q, then K and V tile by tile, each into a buffer once the
+        // consumers have released its previous tile (K's after S, V's after P·V). It needs
+        // few registers and gives the rest to the consumers.
+        if comptime!(p.warpgroups > 1) {
+            set_max_registers(WgmmaFwdParams::PRODUCER_REGISTERS);
+        }
+        let producer_tid = tid - comptime!(128 * p.warpgroups);
         stage_rows::<E, N>(
             q,
             q_base,
@@ -302,7 +315,7 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
             0u32,
             block_q,
             p.head_dim,
-            lane,
+            producer_tid,
         );
         q_full.commit_copy_async();
         q_full.arrive();
@@ -315,7 +328,15 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
             }
             if copy {
                 stage_tile::<E, N>(
-                    k, k_base, tile, &mut k_s, &k_full, p.block_kv, p.head_dim, stages, lane,
+                    k,
+                    k_base,
+                    tile,
+                    &mut k_s,
+                    &k_full,
+                    p.block_kv,
+                    p.head_dim,
+                    stages,
+                    producer_tid,
                 );
             } else {
                 release_stage(&k_full, stage, stages);
@@ -325,7 +346,15 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
             }
             if copy {
                 stage_tile::<E, N>(
-                    v, v_base, tile, &mut v_s, &v_full, p.block_kv, p.val_dim, stages, lane,
+                    v,
+                    v_base,
+                    tile,
+                    &mut v_s,
+                    &v_full,
+                    p.block_kv,
+                    p.val_dim,
+                    stages,
+                    producer_tid,
                 );
             } else {
                 release_stage(&v_full, stage, stages);
@@ -333,6 +362,9 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
             tile += 1;
         }
     } else {
+        if comptime!(p.warpgroups > 1) {
+            set_max_registers(comptime!(p.consumer_registers()));
+        }
         consume::<E, N, NO>(
             out, lse, scale_log2, seq_q, b, h, tiles, &q_s, &k_s, &v_s, &q_full, &k_full, &v_full,
             &k_empty, &v_empty, p,

@@ -124,6 +124,11 @@ alignas(64) unsigned long long int opaque[16];
         instruction: &shared::WmmaInstruction<Self>,
     ) {
         match instruction {
+            shared::WmmaInstruction::ExecuteManual { shape, .. }
+                if shape.m == 64 && shape.k == 0 =>
+            {
+                // flint patch: `setmaxnreg` (see `compile_manual_mma`), no helper.
+            }
             shared::WmmaInstruction::ExecuteManual {
                 shape,
                 frag_a,
@@ -381,8 +386,11 @@ impl<M: DialectWmmaCompiler<Self>> DialectBindings<Self> for CudaDialect<M> {
             f,
             "
 
-extern \"C\" __global__ void __launch_bounds__({})",
-            flags.cube_dim.num_elems()
+extern \"C\" __global__ void __launch_bounds__({}{})",
+            flags.cube_dim.num_elems(),
+            // flint patch: `setmaxnreg` needs the register count at entry, which ptxas derives
+            // from a minimum of one cube per SM.
+            if flags.inst_setmaxnreg { ", 1" } else { "" }
         )?;
         if let Some(cluster_dim) = flags.cluster_dim {
             write!(

@@ -96,6 +96,9 @@ pub struct Flags<D: Dialect> {
     // flint patch: a barrier operation outside the subset the light CUDA prelude implements
     // (block-scope mbarrier: init, arrive, wait, wait_parity, cp.async arrive).
     pub op_barrier_full: bool,
+    // flint patch: the kernel moves registers between warpgroups (`setmaxnreg`), which needs
+    // its launch's register count at entry: one cube per SM in the launch bounds.
+    pub inst_setmaxnreg: bool,
     pub op_pipeline: bool,
     pub inst_tma: bool,
     pub inst_tma_im2col: bool,
@@ -143,6 +146,7 @@ impl<D: Dialect> Default for Flags<D> {
             indexes: Default::default(),
             op_barrier: Default::default(),
             op_barrier_full: Default::default(),
+            inst_setmaxnreg: Default::default(), // flint patch
             op_pipeline: Default::default(),
             inst_tma: Default::default(),
             inst_tma_im2col: Default::default(),
@@ -264,6 +268,7 @@ impl<D: Dialect> CppCompiler<D> {
             op_pipeline: self.flags.op_pipeline,
             op_barrier: self.flags.op_barrier,
             op_barrier_full: self.flags.op_barrier_full,
+            inst_setmaxnreg: self.flags.inst_setmaxnreg, // flint patch
             elem_fp4: self.flags.elem_fp4,
             elem_fp6: self.flags.elem_fp6,
             elem_fp8: self.flags.elem_fp8,
@@ -925,7 +930,13 @@ impl<D: Dialect> CppCompiler<D> {
                 registers_b,
                 registers_c,
             } => WmmaInstruction::ExecuteManual {
-                shape: MmaShape::new(matrix.m as u32, matrix.n as u32, matrix.k as u32),
+                // flint patch: m = 64, k = 0 is `setmaxnreg` (CUDA's `compile_manual_mma`).
+                shape: {
+                    if matrix.m == 64 && matrix.k == 0 {
+                        self.flags.inst_setmaxnreg = true;
+                    }
+                    MmaShape::new(matrix.m as u32, matrix.n as u32, matrix.k as u32)
+                },
                 frag_a: self.compile_variable(registers_a),
                 frag_b: self.compile_variable(registers_b),
                 frag_c: self.compile_variable(registers_c),

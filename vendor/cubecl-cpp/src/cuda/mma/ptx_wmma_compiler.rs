@@ -579,6 +579,16 @@ pub(super) fn compile_manual_mma<D: Dialect>(
     let b_elem = frag_b.elem().unpacked();
     let cd_elem = frag_c.elem().unpacked();
 
+    if shape.m == 64 && shape.k == 0 {
+        // flint patch: no product has k = 0; this is `setmaxnreg` for the warpgroup, with
+        // `n` registers per thread: a release (`dec`) below 128, a request (`inc`) from 128.
+        let op = if shape.n < 128 { "dec" } else { "inc" };
+        return writeln!(
+            f,
+            "asm volatile(\"setmaxnreg.{op}.sync.aligned.u32 {};\" ::: \"memory\");",
+            shape.n
+        );
+    }
     if shape.m == 64 {
         // flint patch: a warpgroup MMA (`ptx::wgmma_template`): A's registers of k / 16
         // steps, or A's three descriptor words (u16 pairs: the SS form, whose operand type
