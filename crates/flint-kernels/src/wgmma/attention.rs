@@ -17,9 +17,9 @@ use cubecl::ir::FastMath;
 use cubecl::prelude::barrier::Barrier;
 use cubecl::prelude::*;
 
-use super::pipelined::{online_softmax, rescale};
+use super::pipelined::{online_softmax, rescale, write_rows};
 use super::{b_descriptor, descriptor, smem_address, wgmma};
-use crate::attention::forward::mma::{Pair, copy_chunk, write_pair};
+use crate::attention::forward::mma::{Pair, copy_chunk};
 
 /// Slack of the reference maximum, as in the MMA kernel: ln 256, here in base-2 units (8).
 pub(super) const RESCALE_SLACK_LOG2: f32 = 5.545_177 * core::f32::consts::LOG2_E;
@@ -301,30 +301,7 @@ pub(crate) fn attention_fwd_wgmma<E: Float, N: Size, NO: Size>(
         start = next;
     }
 
-    #[unroll]
-    for r in 0..2u32 {
-        let row = row0 + r * 8;
-        let mut l = l_run[r as usize];
-        l += plane_shuffle_xor(l, 1u32);
-        l += plane_shuffle_xor(l, 2u32);
-        if row < seq_q {
-            let inv = 1.0f32 / l;
-            let o_base = b as usize * out.stride(0)
-                + h as usize * out.stride(1)
-                + row as usize * out.stride(2);
-            #[unroll]
-            for i in 0..comptime!(p.val_dim / 8) {
-                let mut pair = o_acc[(2 * i + r) as usize];
-                pair[0] *= inv;
-                pair[1] *= inv;
-                write_pair::<E, NO>(out, o_base + (i * 8 + t * 2) as usize, pair, 2u32);
-            }
-            if t == 0 {
-                let at = b as usize * lse.stride(0)
-                    + h as usize * lse.stride(1)
-                    + row as usize * lse.stride(2);
-                lse[at] = m_run[r as usize] * scale_log2 * LN_2 + l.ln();
-            }
-        }
-    }
+    write_rows::<E, NO>(
+        out, lse, &o_acc, &l_run, &m_run, row0, seq_q, b, h, scale_log2, p.val_dim,
+    );
 }

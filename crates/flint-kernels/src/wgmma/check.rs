@@ -513,41 +513,33 @@ fn attention_launcher<'a, R: Runtime>(
         // SAFETY: q, k, v and out hold b·h·s·d bf16 values and lse b·h·s f32 ones (the
         // callers made them so); S is a multiple of both tiles (checked above), so every row
         // and key the kernel reads or writes exists.
-        unsafe {
-            if p.pipelined {
-                attention_fwd_wgmma_pipelined::launch_unchecked::<R>(
-                    client,
-                    CubeCount::Static(cubes_x, cubes_y, 1),
-                    // The consumer warpgroups, then the producer warpgroup.
-                    CubeDim::new_2d(32, 4 * p.warpgroups + 4),
-                    CHUNK,
-                    2usize,
-                    tensor_arg(q, shape),
-                    tensor_arg(k, shape),
-                    tensor_arg(v, shape),
-                    tensor_arg(out, shape),
-                    lse_arg,
-                    scale_log2,
-                    p,
-                    bf16(),
-                );
-            } else {
-                attention_fwd_wgmma::launch_unchecked::<R>(
-                    client,
-                    CubeCount::Static(cubes_x, cubes_y, 1),
-                    CubeDim::new_2d(32, 4 * p.warpgroups),
-                    CHUNK,
-                    2usize,
-                    tensor_arg(q, shape),
-                    tensor_arg(k, shape),
-                    tensor_arg(v, shape),
-                    tensor_arg(out, shape),
-                    lse_arg,
-                    scale_log2,
-                    p,
-                    bf16(),
-                );
-            }
+        // The two kernels take the same arguments; the pipelined one has a producer
+        // warpgroup after its consumers.
+        macro_rules! launch {
+            ($kernel:ident, $planes:expr) => {
+                unsafe {
+                    $kernel::launch_unchecked::<R>(
+                        client,
+                        CubeCount::Static(cubes_x, cubes_y, 1),
+                        CubeDim::new_2d(32, $planes),
+                        CHUNK,
+                        2usize,
+                        tensor_arg(q, shape),
+                        tensor_arg(k, shape),
+                        tensor_arg(v, shape),
+                        tensor_arg(out, shape),
+                        lse_arg,
+                        scale_log2,
+                        p,
+                        bf16(),
+                    )
+                }
+            };
+        }
+        if p.pipelined {
+            launch!(attention_fwd_wgmma_pipelined, 4 * p.warpgroups + 4);
+        } else {
+            launch!(attention_fwd_wgmma, 4 * p.warpgroups);
         }
     })
 }

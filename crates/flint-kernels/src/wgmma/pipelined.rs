@@ -130,6 +130,53 @@ pub(super) fn rescale(
     }
 }
 
+/// Writes the plane's rows `row0` and `row0 + 8` of one (batch, head): O divided by the row
+/// sums (summed over the quad) into `out`, and the log-sum-exp into `lse` (lane `4g` of each
+/// quad). Rows at or past `seq_q` are skipped.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn write_rows<E: Float, NO: Size>(
+    out: &mut Tensor<Vector<E, NO>>,
+    lse: &mut Tensor<f32>,
+    o_acc: &Array<Vector<f32, Pair>>,
+    l_run: &Array<f32>,
+    m_run: &Array<f32>,
+    row0: u32,
+    seq_q: u32,
+    b: u32,
+    h: u32,
+    scale_log2: f32,
+    #[comptime] val_dim: u32,
+) {
+    let t = UNIT_POS_X % 4;
+    #[unroll]
+    for r in 0..2u32 {
+        let row = row0 + r * 8;
+        let mut l = l_run[r as usize];
+        l += plane_shuffle_xor(l, 1u32);
+        l += plane_shuffle_xor(l, 2u32);
+        if row < seq_q {
+            let inv = 1.0f32 / l;
+            let o_base = b as usize * out.stride(0)
+                + h as usize * out.stride(1)
+                + row as usize * out.stride(2);
+            #[unroll]
+            for i in 0..comptime!(val_dim / 8) {
+                let mut pair = o_acc[(2 * i + r) as usize];
+                pair[0] *= inv;
+                pair[1] *= inv;
+                write_pair::<E, NO>(out, o_base + (i * 8 + t * 2) as usize, pair, 2u32);
+            }
+            if t == 0 {
+                let at = b as usize * lse.stride(0)
+                    + h as usize * lse.stride(1)
+                    + row as usize * lse.stride(2);
+                lse[at] = m_run[r as usize] * scale_log2 * LN_2 + l.ln();
+            }
+        }
+    }
+}
+
 /// The producer warpgroup's copy of rows `start..start + rows` of one (batch, head) of `src`
 /// (`width` wide, all rows inside the tensor: the host checks that the lengths are multiples
 /// of the tiles) into `buf` from chunk `to`, in the core-matrix layout of
@@ -171,8 +218,10 @@ fn stage_rows<E: Float, N: Size>(
     }
 }
 
-/// Copies key tile `tile` of `src` (`width` wide) into buffer `tile % stages` of `buf` and
-/// arms that buffer's barrier: a producer thread's part.
+/// Copies key tile `tile` of `src` (`width` wide) into buffer `tile % stages` of `buf` once
+/// the consumers have released the buffer's previous tile (`empty`), and arms the buffer's
+/// `full` barrier: a producer thread's part. Without `copy` (an ablation) the buffer keeps its
+/// contents and the barrier completes at once.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn stage_tile<E: Float, N: Size>(
@@ -181,29 +230,38 @@ fn stage_tile<E: Float, N: Size>(
     tile: u32,
     buf: &mut SharedMemory<Vector<E, N>>,
     full: &Sequence<Shared<Barrier>>,
+    empty: &Sequence<Shared<Barrier>>,
+    copy: bool,
     #[comptime] block_kv: u32,
     #[comptime] width: u32,
     #[comptime] stages: u32,
     tid: u32,
 ) {
     let stage = tile % stages;
-    stage_rows::<E, N>(
-        src,
-        base,
-        tile * block_kv,
-        buf,
-        stage * comptime!(block_kv * width / 8),
-        block_kv,
-        width,
-        tid,
-    );
-    #[unroll]
-    for s in 0..stages {
-        if stage == s {
-            let barrier = full.index(s as usize);
-            barrier.commit_copy_async();
-            barrier.arrive();
+    if tile >= stages {
+        wait_stage(empty, stage, tile / stages - 1, stages);
+    }
+    if copy {
+        stage_rows::<E, N>(
+            src,
+            base,
+            tile * block_kv,
+            buf,
+            stage * comptime!(block_kv * width / 8),
+            block_kv,
+            width,
+            tid,
+        );
+        #[unroll]
+        for s in 0..stages {
+            if stage == s {
+                let barrier = full.index(s as usize);
+                barrier.commit_copy_async();
+                barrier.arrive();
+            }
         }
+    } else {
+        release_stage(full, stage, stages);
     }
 }
 
@@ -321,44 +379,33 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
         q_full.arrive();
         let mut tile = 0u32;
         while tile < tiles {
-            let stage = tile % stages;
             let copy = comptime!(p.ablation != Ablation::NoLoads) || tile < stages;
-            if tile >= stages {
-                wait_stage(&k_empty, stage, tile / stages - 1, stages);
-            }
-            if copy {
-                stage_tile::<E, N>(
-                    k,
-                    k_base,
-                    tile,
-                    &mut k_s,
-                    &k_full,
-                    p.block_kv,
-                    p.head_dim,
-                    stages,
-                    producer_tid,
-                );
-            } else {
-                release_stage(&k_full, stage, stages);
-            }
-            if tile >= stages {
-                wait_stage(&v_empty, stage, tile / stages - 1, stages);
-            }
-            if copy {
-                stage_tile::<E, N>(
-                    v,
-                    v_base,
-                    tile,
-                    &mut v_s,
-                    &v_full,
-                    p.block_kv,
-                    p.val_dim,
-                    stages,
-                    producer_tid,
-                );
-            } else {
-                release_stage(&v_full, stage, stages);
-            }
+            stage_tile::<E, N>(
+                k,
+                k_base,
+                tile,
+                &mut k_s,
+                &k_full,
+                &k_empty,
+                copy,
+                p.block_kv,
+                p.head_dim,
+                stages,
+                producer_tid,
+            );
+            stage_tile::<E, N>(
+                v,
+                v_base,
+                tile,
+                &mut v_s,
+                &v_full,
+                &v_empty,
+                copy,
+                p.block_kv,
+                p.val_dim,
+                stages,
+                producer_tid,
+            );
             tile += 1;
         }
     } else {
@@ -395,9 +442,7 @@ fn consume<E: Float, N: Size, NO: Size>(
 ) {
     let lane = UNIT_POS_X;
     let plane = UNIT_POS_Y;
-    let g = lane / 4;
-    let t = lane % 4;
-    let row0 = CUBE_POS_X * comptime!(64 * p.warpgroups) + plane * 16 + g;
+    let row0 = CUBE_POS_X * comptime!(64 * p.warpgroups) + plane * 16 + lane / 4;
     let mut token = SharedMemory::<f32>::new(1usize);
 
     // Descriptors: this warpgroup's 64 rows of Q (K-major A, laid out as a K-major B of
@@ -511,30 +556,7 @@ fn consume<E: Float, N: Size, NO: Size>(
     wgmma_issue::<E, u16>(&p_frag, &v_last, &mut o_acc, p.val_dim, p.block_kv);
     wgmma_wait(&mut o_acc, &mut token, false);
 
-    #[unroll]
-    for r in 0..2u32 {
-        let row = row0 + r * 8;
-        let mut l = l_run[r as usize];
-        l += plane_shuffle_xor(l, 1u32);
-        l += plane_shuffle_xor(l, 2u32);
-        if row < seq_q {
-            let inv = 1.0f32 / l;
-            let o_base = b as usize * out.stride(0)
-                + h as usize * out.stride(1)
-                + row as usize * out.stride(2);
-            #[unroll]
-            for i in 0..comptime!(p.val_dim / 8) {
-                let mut pair = o_acc[(2 * i + r) as usize];
-                pair[0] *= inv;
-                pair[1] *= inv;
-                write_pair::<E, NO>(out, o_base + (i * 8 + t * 2) as usize, pair, 2u32);
-            }
-            if t == 0 {
-                let at = b as usize * lse.stride(0)
-                    + h as usize * lse.stride(1)
-                    + row as usize * lse.stride(2);
-                lse[at] = m_run[r as usize] * scale_log2 * LN_2 + l.ln();
-            }
-        }
-    }
+    write_rows::<E, NO>(
+        out, lse, &o_acc, &l_run, &m_run, row0, seq_q, b, h, scale_log2, p.val_dim,
+    );
 }
