@@ -53,8 +53,6 @@ pub enum Ablation {
     None,
     /// K and V are copied into each buffer once; later tiles reuse them.
     NoLoads,
-    /// P is the scores, cast: no exponentials (the maxima and sums remain).
-    NoExp,
 }
 
 impl WgmmaFwdParams {
@@ -106,19 +104,17 @@ impl WgmmaFwdParams {
     }
 }
 
-/// Copies rows `start..start + rows` of one (batch, head) of `src` into `tile` (from chunk
-/// `to`) in the core-matrix layout, 16 bytes per copy: consecutive lanes fill consecutive
-/// chunks of the tile, eight rows of one 16-byte column per core matrix. Rows at or past
-/// `seq` are zero.
+/// Copies rows `start..start + rows` of one (batch, head) of `src` into `tile` in the
+/// core-matrix layout, 16 bytes per copy: consecutive lanes fill consecutive chunks of the
+/// tile, eight rows of one 16-byte column per core matrix. Rows at or past `seq` are zero.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub(super) fn stage_core_async<E: Float, N: Size>(
+fn stage_core_async<E: Float, N: Size>(
     src: &Tensor<Vector<E, N>>,
     base: usize,
     start: u32,
     seq: u32,
     tile: &mut SharedMemory<Vector<E, N>>,
-    to: u32,
     #[comptime] rows: u32,
     #[comptime] width: u32,
     #[comptime] units: u32,
@@ -137,7 +133,7 @@ pub(super) fn stage_core_async<E: Float, N: Size>(
             let row = start + r;
             let inside = row < seq;
             let at = base / 8 + select(inside, row, 0u32) as usize * stride + c as usize;
-            copy_chunk::<E, N>(src, at, inside, tile, (to + idx) as usize);
+            copy_chunk::<E, N>(src, at, inside, tile, idx as usize);
         }
     }
 }
@@ -200,7 +196,7 @@ pub(crate) fn attention_fwd_wgmma<E: Float, N: Size, NO: Size>(
     let k_ready = Barrier::shared(units, tid == 0);
     let v_ready = Barrier::shared(units, tid == 0);
     stage_core_async::<E, N>(
-        k, k_base, 0u32, seq_kv, &mut k_s, 0u32, p.block_kv, p.head_dim, units, tid,
+        k, k_base, 0u32, seq_kv, &mut k_s, p.block_kv, p.head_dim, units, tid,
     );
     k_ready.commit_copy_async();
     k_ready.arrive();
@@ -260,7 +256,7 @@ pub(crate) fn attention_fwd_wgmma<E: Float, N: Size, NO: Size>(
         // Every plane is past the previous tile's P·V before V is overwritten.
         sync_cube();
         stage_core_async::<E, N>(
-            v, v_base, start, seq_kv, &mut v_s, 0u32, p.block_kv, p.val_dim, units, tid,
+            v, v_base, start, seq_kv, &mut v_s, p.block_kv, p.val_dim, units, tid,
         );
         v_ready.commit_copy_async();
         v_ready.arrive();
@@ -277,7 +273,7 @@ pub(crate) fn attention_fwd_wgmma<E: Float, N: Size, NO: Size>(
         let next = start + p.block_kv;
         if next < seq_kv {
             stage_core_async::<E, N>(
-                k, k_base, next, seq_kv, &mut k_s, 0u32, p.block_kv, p.head_dim, units, tid,
+                k, k_base, next, seq_kv, &mut k_s, p.block_kv, p.head_dim, units, tid,
             );
             k_ready.commit_copy_async();
             k_ready.arrive();
@@ -292,7 +288,6 @@ pub(crate) fn attention_fwd_wgmma<E: Float, N: Size, NO: Size>(
             &mut alpha,
             scale_log2,
             p.block_kv,
-            true,
         ) {
             rescale(&mut o_acc, &alpha, p.val_dim);
         }

@@ -55,7 +55,6 @@ pub(super) fn online_softmax<E: Float>(
     alpha: &mut Array<f32>,
     scale_log2: f32,
     #[comptime] block_kv: u32,
-    #[comptime] exp: bool,
 ) -> bool {
     let mut grow = false;
     let mut tile_max = Array::<f32>::new(2usize);
@@ -95,13 +94,8 @@ pub(super) fn online_softmax<E: Float>(
         #[unroll]
         for j in 0..comptime!(block_kv / 8) {
             let mut pair = s[(2 * j + r) as usize];
-            if exp {
-                pair[0] = exp2(pair[0] * scale_log2 - m_sub);
-                pair[1] = exp2(pair[1] * scale_log2 - m_sub);
-            } else {
-                pair[0] = pair[0] * scale_log2 - m_sub;
-                pair[1] = pair[1] * scale_log2 - m_sub;
-            }
+            pair[0] = exp2(pair[0] * scale_log2 - m_sub);
+            pair[1] = exp2(pair[1] * scale_log2 - m_sub);
             sum += pair[0] + pair[1];
             p[(2 * j + r) as usize] = Vector::cast_from(pair);
         }
@@ -502,7 +496,6 @@ fn consume<E: Float, N: Size, NO: Size>(
         &mut alpha,
         scale_log2,
         p.block_kv,
-        comptime!(p.ablation != Ablation::NoExp),
     );
 
     // No branch between an issue and its wait: a merge there would copy the accumulators in
@@ -538,7 +531,6 @@ fn consume<E: Float, N: Size, NO: Size>(
             &mut alpha,
             scale_log2,
             p.block_kv,
-            comptime!(p.ablation != Ablation::NoExp),
         );
         wgmma_wait(&mut o_acc, &mut token, false);
         release_stage(v_empty, j % stages, stages);
