@@ -377,6 +377,7 @@ fn bwd_op() -> flint_kernels::attention::AttentionBwdOp {
         mma_16x8x16: Vec::new(),
         cmma_16x16x16: Vec::new(),
         atomic_add_f32x2: false,
+        wgmma: false,
     })
 }
 
@@ -986,6 +987,11 @@ fn run<B: FlashAttentionBackend>(
             for (bq, bkv) in FWD_TILINGS {
                 let config = AttentionFwdConfig::new(Variant::Mma, bq, bkv);
                 forced.push((format!("flint-mma{bq}x{bkv}"), config));
+            }
+            // Warpgroup MMA (sm_90 only; refused, and said so, elsewhere).
+            for (bq, bkv) in [(192, 64), (128, 128)] {
+                let config = AttentionFwdConfig::new(Variant::Wgmma, bq, bkv);
+                forced.push((format!("flint-wgmma{bq}x{bkv}"), config));
             }
         }
         if a.split_configs && w.sq <= 16 {

@@ -524,6 +524,59 @@ fn cooperative_matrix_kernel_matches_reference_on_gpu() {
     }
 }
 
+/// The warpgroup-MMA kernel (`Variant::Wgmma`, FlashAttention-3's shape) against the f64
+/// reference in bf16 and f16, forced in both tilings (three consumer warpgroups with 64-key
+/// tiles, two with 128-key tiles): lengths that leave partial query blocks and key tiles,
+/// causal with `Sq < Sk` and with `Sq > Sk` (rows that see no key), a window with both bounds
+/// (masked tiles before and after the plain ones), GQA, `Dv != D`, D = 96, and a negative
+/// scale, which the launcher hands to the MMA kernel. CUDA on an sm_90 GPU only.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA on an sm_90 GPU: warpgroup MMA (run with --features cuda)"
+)]
+fn wgmma_kernel_matches_reference_on_gpu() {
+    use flint::Variant;
+    #[cfg(feature = "cuda")]
+    if !flint_kernels::wgmma::cuda_device_has_wgmma(0) {
+        eprintln!("SKIPPED wgmma_kernel_matches_reference_on_gpu: CUDA device 0 is not sm_90");
+        return;
+    }
+    let device = gpu();
+    let config =
+        |block_q, block_kv| Some(AttentionFwdConfig::new(Variant::Wgmma, block_q, block_kv));
+    let mut cases = vec![("plain d128 s300", Case::new(2, 2, 2, 300, 300, 128))];
+    let mut c = Case::new(1, 8, 2, 200, 333, 128);
+    c.opts.causal = true;
+    cases.push(("gqa4 causal sq<sk d128", c));
+    let mut c = Case::new(1, 2, 1, 400, 150, 64);
+    c.opts.causal = true;
+    cases.push(("gqa2 causal sq>sk (rows with no key) d64", c));
+    let mut c = Case::new(1, 2, 2, 700, 650, 64);
+    c.opts.window = (Some(150), Some(40));
+    cases.push(("window left 150 right 40 d64", c));
+    let mut c = Case::new(1, 2, 2, 260, 190, 128);
+    c.dv = 64;
+    cases.push(("dv 64 d128", c));
+    cases.push(("d96", Case::new(1, 3, 3, 130, 129, 96)));
+    let mut c = Case::new(1, 2, 2, 192, 256, 128);
+    c.opts.scale = Some(-0.1);
+    cases.push(("negative scale (MMA fallback)", c));
+    let started = std::time::Instant::now();
+    for dtype in [FloatDType::BF16, FloatDType::F16] {
+        for (name, case) in &cases {
+            eprintln!("{dtype:?} {name} at {:?}", started.elapsed());
+            check_in::<Gpu>(
+                case,
+                &device,
+                5,
+                dtype,
+                &[config(192, 64), config(128, 128)],
+            );
+        }
+    }
+}
+
 #[test]
 fn eight_threads_with_mixed_shapes_on_one_device() {
     let device = gpu();
@@ -711,11 +764,17 @@ fn strided_half_inputs_match_dense_on_gpu() {
         let q = random_f32(b * h * sq * d, 21);
         let k = random_f32(b * hkv * sk * d, 22);
         let v = random_f32(b * hkv * sk * d, 23);
+        #[cfg(feature = "cuda")]
+        let wgmma = flint_kernels::wgmma::cuda_device_has_wgmma(0);
+        #[cfg(not(feature = "cuda"))]
+        let wgmma = false;
         for c in [
             None,
             config(Variant::Mma, 128, 64),
             config(Variant::Mma, 16, 64),
             config(Variant::Portable, 16, 16),
+            // Warpgroup MMA where the device has it (the tuner's pick at D = 128 there).
+            config(Variant::Wgmma, 192, 64).filter(|_| wgmma),
         ] {
             let opts = || {
                 let o = AttentionOptions::new().with_causal(causal);

@@ -56,6 +56,7 @@ fn the_tuning_space_covers_every_candidate_and_heuristic() {
         mma_16x8x16: mma.clone(),
         cmma_16x16x16: cmma.clone(),
         atomic_add_f32x2: false,
+        wgmma: false,
     };
     let inv = |op: &str, d: usize, seq_q: usize, dtype: &str| {
         let sig = Signature::new()

@@ -81,6 +81,8 @@ fn wgmma_attention_prototype_matches_reference_on_gpu() {
                 val_dim: d,
                 pipelined: false,
                 ablation: Default::default(),
+                out_vec: 2,
+                ..Default::default()
             };
             let shape = [1, 2, 768, d as usize];
             let (out, lse) =
@@ -97,6 +99,8 @@ fn wgmma_attention_prototype_matches_reference_on_gpu() {
             val_dim: 128,
             pipelined: false,
             ablation: Default::default(),
+            out_vec: 2,
+            ..Default::default()
         };
         let err = attention_error(&client, [1, 2, 384, 128], same).unwrap_err();
         assert!(err.contains("one shape"), "{err}");
@@ -135,6 +139,8 @@ fn wgmma_attention_pipelined_matches_reference_on_gpu() {
             val_dim: d,
             pipelined: true,
             ablation: Default::default(),
+            out_vec: 2,
+            ..Default::default()
         };
         for (p, s) in [
             (params(2, 128, 128), 128),

@@ -34,6 +34,7 @@ fn main() {
         mma_16x8x16: vec!["f16", "bf16"],
         cmma_16x16x16: vec!["f16", "bf16"],
         atomic_add_f32x2: false,
+        wgmma: false,
     });
     let dir = tempfile::tempdir().expect("a temporary directory");
     let config = ScaleConfig {

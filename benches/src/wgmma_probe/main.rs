@@ -148,6 +148,8 @@ fn attention(
         val_dim: d,
         pipelined,
         ablation: Default::default(),
+        out_vec: 2,
+        ..Default::default()
     };
     // The synchronous prototype takes no tiling with block_kv = D = Dv: both products would
     // share a shape, which it refuses (ptxas then loses Q; docs/PERF.md). The pipelined

@@ -30,6 +30,9 @@ pub struct DeviceLimits {
     pub cmma_16x16x16: Vec<&'static str>,
     /// Whether global memory takes atomic adds of two f32 at once (CUDA sm90+).
     pub atomic_add_f32x2: bool,
+    /// Whether the device runs Hopper's warpgroup MMA (`wgmma`): CUDA at compute capability
+    /// 9.x, which CubeCL compiles for `sm_90a` (later architectures dropped the instruction).
+    pub wgmma: bool,
 }
 
 impl DeviceLimits {
@@ -53,6 +56,15 @@ impl DeviceLimits {
                 props
                     .atomic_type_usage(f32x2)
                     .contains(cubecl::ir::features::AtomicUsage::Add)
+            },
+            // CubeCL's CUDA runtime does not report the compute capability; it registers TMA
+            // from sm_90 and its wide im2col from sm_100, so the pair marks 9.x.
+            wgmma: {
+                use cubecl::ir::features::Tma;
+                let tma = props.features.tma;
+                R::name(client) == "cuda"
+                    && tma.contains(Tma::Base)
+                    && !tma.contains(Tma::Im2colWide)
             },
         }
     }
@@ -112,6 +124,7 @@ impl DeviceLimits {
             cmma_16x16x16: dtypes(cmma_list),
             // Absent from fingerprints of older releases: assume the narrower device.
             atomic_add_f32x2: flag("f32x2_add").unwrap_or(false),
+            wgmma: flag("wgmma").unwrap_or(false),
         })
     }
 }
@@ -153,7 +166,7 @@ pub fn fingerprint<R: Runtime>(client: &ComputeClient<R>, device: &R::Device) ->
     let (name, compute, driver) =
         native.unwrap_or_else(|| (format!("{device:?}"), String::new(), "unknown".into()));
     let compute = format!(
-        "{compute} smem={} units={} vec={} plane={}..{} plane_ops={} cmma={} mma={:?} f32x2_add={} cmma16={:?} sms={:?}",
+        "{compute} smem={} units={} vec={} plane={}..{} plane_ops={} cmma={} mma={:?} f32x2_add={} cmma16={:?} wgmma={} sms={:?}",
         limits.shared_memory,
         limits.max_units_per_cube,
         limits.max_vector_size,
@@ -164,6 +177,7 @@ pub fn fingerprint<R: Runtime>(client: &ComputeClient<R>, device: &R::Device) ->
         limits.mma_16x8x16,
         limits.atomic_add_f32x2,
         limits.cmma_16x16x16,
+        limits.wgmma,
         client.properties().hardware.num_streaming_multiprocessors,
     );
     let fp = DeviceFingerprint::new(runtime, name, compute.trim(), driver);

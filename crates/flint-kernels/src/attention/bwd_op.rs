@@ -212,10 +212,15 @@ impl Op for AttentionBwdOp {
             }
         }
         match c.variant {
-            Variant::Cmma => {
-                return Err(
-                    "the cmma variant is forward-only (the backward runs portable or mma)".into(),
-                );
+            Variant::Cmma | Variant::Wgmma => {
+                return Err(format!(
+                    "the {} variant is forward-only (the backward runs portable or mma)",
+                    if c.variant == Variant::Cmma {
+                        "cmma"
+                    } else {
+                        "wgmma"
+                    }
+                ));
             }
             Variant::Portable => {
                 if c.planes != MMA_PLANES {
@@ -290,6 +295,7 @@ mod tests {
             mma_16x8x16: vec!["f16", "bf16"],
             cmma_16x16x16: vec!["f16", "bf16"],
             atomic_add_f32x2: atomics,
+            wgmma: false,
         })
     }
 

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::wgmma::attention::WgmmaFwdParams;
+
 /// Planes (warps) per cube of the MMA variant.
 pub const MMA_PLANES: u32 = 4;
 
@@ -18,6 +20,11 @@ pub enum Variant {
     /// register-level MMA is missing (Vulkan through SPIR-V): one plane of 32 lanes per 16
     /// query rows, Q and O in matrix fragments, scores and P in shared memory. Forward only.
     Cmma,
+    /// Hopper's warpgroup MMA (f16/bf16, CUDA sm_90a) in FlashAttention-3's shape
+    /// (`crate::wgmma::pipelined`): `block_q / 64` consumer warpgroups of 64 query rows and a
+    /// producer warpgroup that copies Q, K and V into 2-4 buffers. Forward only; no bias,
+    /// softcap or dropout.
+    Wgmma,
 }
 
 /// How the forward is launched: `block_q` query rows per cube (one unit each in the portable
@@ -65,6 +72,19 @@ impl AttentionFwdConfig {
             Variant::Portable => 4 * (bkv * (head_dim + val_dim) + bq * val_dim + bq * bkv),
             Variant::Mma => 2 * ((bq + bkv) * (head_dim + 8) + bkv * (val_dim + 8)),
             Variant::Cmma => 2 * (bkv * (head_dim + val_dim) + bq * bkv) + 4 * bq * bkv,
+            Variant::Wgmma => self.wgmma_params(head_dim, val_dim).shared_bytes() as usize,
+        }
+    }
+
+    /// The warpgroup-MMA kernel's compile-time shape for this tiling, without masks.
+    pub(crate) fn wgmma_params(&self, head_dim: usize, val_dim: usize) -> WgmmaFwdParams {
+        WgmmaFwdParams {
+            warpgroups: self.block_q / 64,
+            block_kv: self.block_kv,
+            head_dim: head_dim as u32,
+            val_dim: val_dim as u32,
+            pipelined: true,
+            ..WgmmaFwdParams::default()
         }
     }
 
@@ -72,16 +92,17 @@ impl AttentionFwdConfig {
     pub fn units(&self) -> u32 {
         match self.variant {
             Variant::Portable => self.block_q,
-            Variant::Mma | Variant::Cmma => self.planes() * 32,
+            Variant::Mma | Variant::Cmma | Variant::Wgmma => self.planes() * 32,
         }
     }
 
     /// Planes of the tensor-core variants. MMA: [`MMA_PLANES`], or one for `block_q` 16
     /// (short query blocks, as in decoding, where 64 rows would be mostly padding). Cmma:
-    /// one per 16 query rows.
+    /// one per 16 query rows. Wgmma: one per 16 query rows, plus the producer's four.
     pub fn planes(&self) -> u32 {
         match self.variant {
             Variant::Cmma => self.block_q / 16,
+            Variant::Wgmma => self.block_q / 16 + 4,
             _ if self.block_q == 16 => 1,
             _ => MMA_PLANES,
         }
@@ -196,8 +217,8 @@ impl AttentionBwdConfig {
                 let dq = 2 * (rows + 2 * bkv) * (d + dv + 16);
                 dkdv.max(dq)
             }
-            // No cmma backward: the op refuses the variant before asking.
-            Variant::Cmma => 0,
+            // No cmma or wgmma backward: the op refuses the variant before asking.
+            Variant::Cmma | Variant::Wgmma => 0,
         }
     }
 
@@ -205,7 +226,7 @@ impl AttentionBwdConfig {
     pub fn units(&self) -> u32 {
         match self.variant {
             Variant::Portable => self.block_q.max(self.block_kv),
-            Variant::Mma | Variant::Cmma => self.planes * 32,
+            Variant::Mma | Variant::Cmma | Variant::Wgmma => self.planes * 32,
         }
     }
 }

@@ -448,9 +448,11 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
     );
     out.push((format!("wgmma_loop_n{n}_k{k}"), compile(kernel)?));
     // The prototype, then the pipelined kernel: one generator for both kernel types.
+    // `$scalars` registers the kernel's scalar argument (the prototype's scale, the
+    // pipelined kernel's problem scalars) and returns what its launcher takes for it.
     macro_rules! attention_source {
-        ($m:ident :: $f:ident, $kernel:ident, $name:literal, $configs:expr, $pipelined:expr) => {
-            for (warpgroups, block_kv, d) in $configs {
+        ($m:ident :: $f:ident, $kernel:ident, $name:literal, $configs:expr, $pipelined:expr, $scalars:expr) => {
+            for (warpgroups, block_kv, d, causal) in $configs {
                 use crate::wgmma::attention::WgmmaFwdParams;
                 use crate::wgmma::$m::$f as f;
                 // The pipelined kernel's producer warpgroup follows its warpgroups.
@@ -470,14 +472,17 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                 );
                 let o = a.tensor::<Tensor<Vector<f::E, f::NO>>>(&shape, 2);
                 let lse = a.tensor::<Tensor<f32>>(&shape[..3], 4);
-                <f32 as LaunchArg>::register(1.0f32, &mut a.launcher);
+                let scalar_arg = ($scalars)(&mut a, d as usize, causal)?;
                 let params = WgmmaFwdParams {
                     warpgroups,
                     block_kv,
                     head_dim: d,
                     val_dim: d,
                     pipelined: $pipelined,
-                    ablation: Default::default(),
+                    has_right: causal,
+                    heads_major: causal,
+                    out_vec: 2,
+                    ..Default::default()
                 };
                 let kernel = f::$kernel::<WgpuRuntime>::new(
                     settings,
@@ -487,14 +492,18 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                     v,
                     o,
                     lse,
-                    (),
+                    scalar_arg,
                     8usize,
                     2usize,
                     params,
                     dtype,
                 );
+                let mask = if causal { "_causal" } else { "" };
                 out.push((
-                    format!(concat!($name, "_d{}_wg{}_kv{}"), d, warpgroups, block_kv),
+                    format!(
+                        concat!($name, "_d{}_wg{}_kv{}{}"),
+                        d, warpgroups, block_kv, mask
+                    ),
                     compile(kernel)?,
                 ));
             }
@@ -505,19 +514,35 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
         AttentionFwdWgmma,
         "attention_fwd_wgmma",
         [
-            (2u32, 128u32, 128u32),
-            (2, 64, 128),
-            (3, 64, 128),
-            (2, 128, 64)
+            (2u32, 128u32, 128u32, false),
+            (2, 64, 128, false),
+            (3, 64, 128, false),
+            (2, 128, 64, false)
         ],
-        false
+        false,
+        |a: &mut Args, _: usize, _: bool| -> Result<(), String> {
+            <f32 as LaunchArg>::register(1.0f32, &mut a.launcher);
+            Ok(())
+        }
     );
     attention_source!(
         pipelined::attention_fwd_wgmma_pipelined,
         AttentionFwdWgmmaPipelined,
         "attention_fwd_wgmma_pipelined",
-        [(2u32, 128u32, 128u32), (2, 64, 64)],
-        true
+        [
+            (2u32, 128u32, 128u32, false),
+            (2, 64, 64, false),
+            (3, 64, 128, false),
+            (3, 64, 128, true)
+        ],
+        true,
+        |a: &mut Args, d: usize, causal: bool| -> Result<_, String> {
+            let problem = problem("bf16", d, d, causal, false, false, false);
+            Ok(PortableScalars::register(
+                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                &mut a.launcher,
+            ))
+        }
     );
     Ok(out)
 }
@@ -637,7 +662,7 @@ mod tests {
     #[test]
     fn warpgroup_mma_compiles_to_wgmma() {
         let sources = super::wgmma_cuda_sources().expect("the wgmma kernels compile");
-        assert_eq!(sources.len(), 9);
+        assert_eq!(sources.len(), 11);
         for (name, source) in &sources {
             for needle in [
                 "wgmma.fence.sync.aligned",

@@ -139,6 +139,37 @@ impl AttentionFwdOp {
         cmma_refusal(&self.limits, inv)
     }
 
+    /// Why the warpgroup-MMA variant cannot run `inv` on this device.
+    fn wgmma_refusal(&self, inv: &Invocation) -> Option<String> {
+        if !self.limits.wgmma {
+            return Some("the device has no warpgroup MMA (CUDA sm_90a)".into());
+        }
+        if let Some(why) = self.mma_refusal(inv) {
+            return Some(why);
+        }
+        let sig = inv.signature();
+        for feature in ["bias", "softcap", "dropout"] {
+            if matches!(sig.get(feature), Some(SigValue::Bool(true))) {
+                return Some(format!("the wgmma variant has no {feature}"));
+            }
+        }
+        None
+    }
+
+    /// The warpgroup-MMA tilings `(block_q, block_kv)` offered where the variant can run a
+    /// call with at least one full block of queries: three consumer warpgroups with 64-key
+    /// tiles (the fastest at D = 128 on an H200, docs/PERF.md) and two with 128-key tiles.
+    fn wgmma_configs(&self, inv: &Invocation) -> Vec<AttentionFwdConfig> {
+        let tall = inv.signature().size("seq_q").is_ok_and(|sq| sq >= 128);
+        if !tall || self.wgmma_refusal(inv).is_some() {
+            return Vec::new();
+        }
+        Self::variant_configs(Variant::Wgmma, &[(192, 64), (128, 128)])
+            .into_iter()
+            .filter(|c| self.check(inv, c).is_ok())
+            .collect()
+    }
+
     fn variant_configs(variant: Variant, pairs: &[(u32, u32)]) -> Vec<AttentionFwdConfig> {
         pairs
             .iter()
@@ -251,7 +282,8 @@ impl Op for AttentionFwdOp {
         // 4: decoding's split-K candidates aim at fewer cubes; re-tune.
         // 5: the next K is issued before the softmax, which makes 64-row tiles 11-35% faster
         // and leaves 128-row ones as they were; re-tune.
-        5
+        // 6: the warpgroup-MMA variant joins the candidates on sm_90; re-tune.
+        6
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionFwdConfig, String> {
@@ -263,6 +295,10 @@ impl Op for AttentionFwdOp {
         // Portable: the largest tiles that fit shared memory; 32 KiB (lavapipe, WebGPU)
         // holds block_q = block_kv = 16 up to D = 128.
         let mut tries = Self::short_query_configs(inv);
+        // Warpgroup MMA where it runs the call, above D = 64 (docs/PERF.md).
+        if tries.is_empty() && !Self::narrow(inv) {
+            tries.extend(self.wgmma_configs(inv).into_iter().take(1));
+        }
         if Self::narrow(inv) {
             tries.push(AttentionFwdConfig::new(Variant::Mma, 128, 128));
         } else if inv.signature().size("seq_q").is_ok_and(|sq| sq >= 128)
@@ -290,6 +326,8 @@ impl Op for AttentionFwdOp {
             // Decoding-like calls: their own configs beside the plain 64-row one.
             all = short;
             all.push(AttentionFwdConfig::new(Variant::Mma, 64, 64));
+        } else {
+            all.extend(self.wgmma_configs(inv));
         }
         if self.mma_refusal(inv).is_some() {
             all = if self.cmma_refusal(inv).is_none() {
@@ -362,6 +400,41 @@ impl Op for AttentionFwdOp {
                     ));
                 }
             }
+            Variant::Wgmma => {
+                if let Some(why) = self.wgmma_refusal(inv) {
+                    return Err(why);
+                }
+                if !matches!(c.block_q, 128 | 192) {
+                    return Err(format!(
+                        "block_q {} is not 128 or 192 (two or three warpgroups of 64 rows)",
+                        c.block_q
+                    ));
+                }
+                if !matches!(c.block_kv, 64 | 128) {
+                    return Err(format!("block_kv {} is not 64 or 128", c.block_kv));
+                }
+                for (name, x) in [("head_dim", d), ("val_dim", dv)] {
+                    if x > 128 || !x.is_multiple_of(32) {
+                        return Err(format!(
+                            "{name} {x} is not a multiple of 32 up to 128 (the wgmma variant)"
+                        ));
+                    }
+                }
+                // Per consumer thread, in 32-bit registers: the scores (f32), the current and
+                // the next tile's probabilities (16-bit pairs) and O, within what `setmaxnreg`
+                // gives it (measured with ptxas: 128 of 152 and 192 of 232 run without spills).
+                let p = c.wgmma_params(d, dv);
+                let values = c.block_kv as usize + dv / 2;
+                if values > p.consumer_registers() as usize {
+                    return Err(format!(
+                        "block_q {} x block_kv {} with val_dim {dv} needs {values} registers \
+                         per thread for its tiles; the variant gives {}",
+                        c.block_q,
+                        c.block_kv,
+                        p.consumer_registers()
+                    ));
+                }
+            }
             Variant::Cmma => {
                 if let Some(why) = self.cmma_refusal(inv) {
                     return Err(why);
@@ -406,6 +479,7 @@ mod tests {
             mma_16x8x16: vec!["f16", "bf16"],
             cmma_16x16x16: vec!["f16", "bf16"],
             atomic_add_f32x2: false,
+            wgmma: false,
         })
     }
 
@@ -505,6 +579,7 @@ mod tests {
             mma_16x8x16: Vec::new(),
             cmma_16x16x16: vec!["f16"],
             atomic_add_f32x2: false,
+            wgmma: false,
         })
     }
 
@@ -638,5 +713,77 @@ mod tests {
         let c: AttentionFwdConfig =
             serde_yaml::from_str("{variant: mma, block_q: 64, block_kv: 64}").unwrap();
         assert_eq!(c, AttentionFwdConfig::new(Variant::Mma, 64, 64));
+    }
+
+    /// The call of `call_kv` with `name` set to `value` and head dims `d`.
+    fn with_sig(inv: &Invocation, name: &'static str, value: SigValue, d: usize) -> Invocation {
+        let sig = inv
+            .signature()
+            .clone()
+            .with(name, value)
+            .with("head_dim", d)
+            .with("val_dim", d);
+        Invocation::new("attention_fwd", sig, inv.fingerprint().clone())
+    }
+
+    #[test]
+    fn warpgroup_mma_joins_where_it_runs() {
+        let hopper = AttentionFwdOp::new(DeviceLimits {
+            wgmma: true,
+            ..h100().limits
+        });
+        let wg = |bq, bkv| AttentionFwdConfig::new(Variant::Wgmma, bq, bkv);
+        let inv = call_kv(2, 16, 16, 4096, 4096);
+        // Above D = 64 the heuristic starts there; both tilings are tuned beside the MMA ones.
+        assert_eq!(hopper.heuristic(&inv).unwrap(), wg(192, 64));
+        let cands = hopper.candidates(&inv);
+        assert!(cands.contains(&wg(192, 64)) && cands.contains(&wg(128, 128)));
+        assert!(cands.iter().any(|c| c.variant == Variant::Mma));
+        // Not on a device without it, and not for what the kernel lacks.
+        assert!(
+            h100()
+                .candidates(&inv)
+                .iter()
+                .all(|c| c.variant != Variant::Wgmma)
+        );
+        let e = h100().check(&inv, &wg(192, 64)).unwrap_err();
+        assert!(e.contains("warpgroup MMA"), "{e}");
+        for feature in ["bias", "softcap", "dropout"] {
+            let with = with_sig(&inv, feature, SigValue::Bool(true), 128);
+            let e = hopper.check(&with, &wg(192, 64)).unwrap_err();
+            assert!(e.contains(feature), "{e}");
+            assert!(
+                hopper
+                    .candidates(&with)
+                    .iter()
+                    .all(|c| c.variant != Variant::Wgmma)
+            );
+        }
+        let f32_call = with_sig(&inv, "dtype", SigValue::Str("f32".into()), 128);
+        assert!(hopper.check(&f32_call, &wg(192, 64)).is_err());
+        let e = hopper
+            .check(
+                &with_sig(&inv, "dtype", SigValue::Str("bf16".into()), 256),
+                &wg(128, 64),
+            )
+            .unwrap_err();
+        assert!(e.contains("head_dim 256"), "{e}");
+        // Three warpgroups hold 128-key tiles only with less than D = 64 of output.
+        let e = hopper.check(&inv, &wg(192, 128)).unwrap_err();
+        assert!(e.contains("registers"), "{e}");
+        for bad in [wg(64, 64), wg(256, 64), wg(128, 32)] {
+            assert!(hopper.check(&inv, &bad).is_err(), "{bad:?}");
+        }
+        // D = 64 keeps the MMA heuristic; decoding keeps its own configs.
+        let narrow = with_sig(&inv, "dtype", SigValue::Str("bf16".into()), 64);
+        assert_eq!(hopper.heuristic(&narrow).unwrap().variant, Variant::Mma);
+        assert!(hopper.candidates(&narrow).contains(&wg(128, 128)));
+        let decode = call_kv(1, 32, 8, 1, 8192);
+        assert!(
+            hopper
+                .candidates(&decode)
+                .iter()
+                .all(|c| c.variant != Variant::Wgmma)
+        );
     }
 }

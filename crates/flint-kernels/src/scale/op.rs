@@ -136,6 +136,7 @@ mod tests {
             mma_16x8x16: Vec::new(),
             cmma_16x16x16: Vec::new(),
             atomic_add_f32x2: false,
+            wgmma: false,
         }
     }
 

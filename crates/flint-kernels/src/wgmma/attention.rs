@@ -26,8 +26,9 @@ pub(super) const RESCALE_SLACK_LOG2: f32 = 5.545_177 * core::f32::consts::LOG2_E
 /// ln 2: the log-sum-exp from base-2 maxima.
 pub(super) const LN_2: f32 = core::f32::consts::LN_2;
 
-/// Compile-time shape of one prototype kernel.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// Compile-time shape of one warpgroup-MMA forward kernel: the prototype or the pipelined
+/// kernel (`Variant::Wgmma` of the selector).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub struct WgmmaFwdParams {
     /// Warpgroups per cube (64 query rows each).
     pub warpgroups: u32,
@@ -43,6 +44,15 @@ pub struct WgmmaFwdParams {
     pub pipelined: bool,
     /// A timing experiment of the pipelined kernel, which then gives wrong results.
     pub ablation: Ablation,
+    /// Pipelined only: a window bound on the left.
+    pub has_left: bool,
+    /// Pipelined only: a window bound on the right (causal).
+    pub has_right: bool,
+    /// Pipelined only: the grid is `(B·H, blocks)` rather than `(blocks, B·H)`, so that
+    /// every head's heaviest (last) query block launches first under a causal mask.
+    pub heads_major: bool,
+    /// Output elements written at once: 2, or 1 where the output's strides are odd.
+    pub out_vec: u32,
 }
 
 /// Work the pipelined kernel leaves out, to time what remains (its results are then wrong).
@@ -296,7 +306,21 @@ pub(crate) fn attention_fwd_wgmma<E: Float, N: Size, NO: Size>(
         start = next;
     }
 
+    // Every row sees every key here, so no row has l = 0 and the LSE's stand-in for -inf
+    // is never written.
     write_rows::<E, NO>(
-        out, lse, &o_acc, &l_run, &m_run, row0, seq_q, b, h, scale_log2, p.val_dim,
+        out,
+        lse,
+        &o_acc,
+        &l_run,
+        &m_run,
+        row0,
+        seq_q,
+        b,
+        h,
+        scale_log2,
+        f32::new(-3.0e38),
+        p.val_dim,
+        p.out_vec,
     );
 }

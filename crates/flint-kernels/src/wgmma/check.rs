@@ -12,7 +12,9 @@ use super::pipelined::attention_fwd_wgmma_pipelined;
 use super::{
     b_descriptor, core_chunk, descriptor, smem_address, wgmma, wgmma_ss_issue, wgmma_wait,
 };
+use crate::attention::AttentionProblem;
 use crate::attention::forward::mma::Pair;
+use crate::attention::forward::scalars;
 use crate::attention::mma_tiles::{acc_tiles, mma_step};
 
 /// Elements per 16-byte chunk (2-byte elements).
@@ -503,6 +505,23 @@ fn attention_launcher<'a, R: Runtime>(
         ));
     }
     let scale_log2 = (1.0 / (d as f32).sqrt()) * std::f32::consts::LOG2_E;
+    // The pipelined kernel is the selector's: it takes the problem's scalars (no mask here).
+    let problem = AttentionProblem {
+        batch: b,
+        heads: h,
+        kv_heads: h,
+        seq_q: s,
+        seq_kv: s,
+        head_dim: d,
+        val_dim: d,
+        dtype: "bf16",
+        scale: 1.0 / (d as f64).sqrt(),
+        softcap: None,
+        window: (None, None),
+        has_bias: false,
+        dropout: None,
+    };
+    scalars::<R>(&problem, (0, 0), 0)?;
     let cubes_x = u32::try_from(s / block_q).map_err(|e| e.to_string())?;
     let cubes_y = u32::try_from(b * h).map_err(|e| e.to_string())?;
     Ok(move || {
@@ -510,36 +529,50 @@ fn attention_launcher<'a, R: Runtime>(
         let lse_arg = unsafe {
             TensorArg::from_raw_parts(lse.clone(), vec![h * s, s, 1].into(), vec![b, h, s].into())
         };
-        // SAFETY: q, k, v and out hold b·h·s·d bf16 values and lse b·h·s f32 ones (the
-        // callers made them so); S is a multiple of both tiles (checked above), so every row
-        // and key the kernel reads or writes exists.
-        // The two kernels take the same arguments; the pipelined one has a producer
-        // warpgroup after its consumers.
-        macro_rules! launch {
-            ($kernel:ident, $planes:expr) => {
-                unsafe {
-                    $kernel::launch_unchecked::<R>(
-                        client,
-                        CubeCount::Static(cubes_x, cubes_y, 1),
-                        CubeDim::new_2d(32, $planes),
-                        CHUNK,
-                        2usize,
-                        tensor_arg(q, shape),
-                        tensor_arg(k, shape),
-                        tensor_arg(v, shape),
-                        tensor_arg(out, shape),
-                        lse_arg,
-                        scale_log2,
-                        p,
-                        bf16(),
-                    )
-                }
-            };
-        }
         if p.pipelined {
-            launch!(attention_fwd_wgmma_pipelined, 4 * p.warpgroups + 4);
+            // Made once above, where it cannot fail either.
+            let Ok(scalars) = scalars::<R>(&problem, (0, 0), 0) else {
+                return;
+            };
+            // SAFETY: as for the prototype below; the kernel also guards its own rows.
+            unsafe {
+                attention_fwd_wgmma_pipelined::launch_unchecked::<R>(
+                    client,
+                    CubeCount::Static(cubes_x, cubes_y, 1),
+                    CubeDim::new_2d(32, 4 * p.warpgroups + 4),
+                    CHUNK,
+                    2usize,
+                    tensor_arg(q, shape),
+                    tensor_arg(k, shape),
+                    tensor_arg(v, shape),
+                    tensor_arg(out, shape),
+                    lse_arg,
+                    scalars,
+                    p,
+                    bf16(),
+                );
+            }
         } else {
-            launch!(attention_fwd_wgmma, 4 * p.warpgroups);
+            // SAFETY: q, k, v and out hold b·h·s·d bf16 values and lse b·h·s f32 ones (the
+            // callers made them so); S is a multiple of both tiles (checked above), so every
+            // row and key the kernel reads or writes exists.
+            unsafe {
+                attention_fwd_wgmma::launch_unchecked::<R>(
+                    client,
+                    CubeCount::Static(cubes_x, cubes_y, 1),
+                    CubeDim::new_2d(32, 4 * p.warpgroups),
+                    CHUNK,
+                    2usize,
+                    tensor_arg(q, shape),
+                    tensor_arg(k, shape),
+                    tensor_arg(v, shape),
+                    tensor_arg(out, shape),
+                    lse_arg,
+                    scale_log2,
+                    p,
+                    bf16(),
+                );
+            }
         }
     })
 }

@@ -25,8 +25,15 @@
 //!
 //! The layouts and the softmax are `super::attention`'s: scores in the `m16n8` accumulator
 //! layout, base-2 exponents of raw scores, O rescaled only when a row's maximum moves by more
-//! than the slack. Same scope as that prototype: no masks or features, contiguous inputs,
-//! lengths multiples of the tiles (checked by the host).
+//! than the slack.
+//!
+//! It is the selector's `Variant::Wgmma`: any lengths (rows past `Sq` or `Sk` are zero-filled
+//! by the copies, and keys past `Sk` masked), GQA, windows and causal masks, any strides that
+//! are multiples of 8 elements with a contiguous last dim. A cube walks only the key tiles its
+//! rows may see ([`key_tiles`]): first those a left window bound cuts, then the tiles every
+//! row sees whole, then those the right bound or the sequence's end cuts, each run in its own
+//! loop so that only the first and last pay for a mask. No bias, softcap or dropout (the op
+//! offers the variant only without them).
 
 use cubecl::ir::FastMath;
 use cubecl::prelude::barrier::{Barrier, copy_async};
@@ -38,6 +45,8 @@ use super::{
     wgmma_wait,
 };
 use crate::attention::forward::mma::{Pair, exp2, write_pair};
+use crate::attention::forward::mma::{block_and_head, copy_chunk};
+use crate::attention::forward::{LOG2_E, PortableScalars};
 
 /// The online softmax of one tile of raw scores `s` (pair `2j + r`: row `g + 8r`, keys
 /// `8j + 2t`, `+1`): the unnormalised probabilities go to `p` (the A operand of `P·V`, pair
@@ -125,8 +134,9 @@ pub(super) fn rescale(
 }
 
 /// Writes the plane's rows `row0` and `row0 + 8` of one (batch, head): O divided by the row
-/// sums (summed over the quad) into `out`, and the log-sum-exp into `lse` (lane `4g` of each
-/// quad). Rows at or past `seq_q` are skipped.
+/// sums (summed over the quad) into `out`, `out_vec` elements at a time, and the log-sum-exp
+/// into `lse` (lane `4g` of each quad). A row that saw no key (l = 0) gets output 0 and LSE
+/// `neg_inf`, as in the MMA kernel. Rows at or past `seq_q` are skipped.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn write_rows<E: Float, NO: Size>(
@@ -140,7 +150,9 @@ pub(super) fn write_rows<E: Float, NO: Size>(
     b: u32,
     h: u32,
     scale_log2: f32,
+    neg_inf: f32,
     #[comptime] val_dim: u32,
+    #[comptime] out_vec: u32,
 ) {
     let t = UNIT_POS_X % 4;
     #[unroll]
@@ -150,7 +162,7 @@ pub(super) fn write_rows<E: Float, NO: Size>(
         l += plane_shuffle_xor(l, 1u32);
         l += plane_shuffle_xor(l, 2u32);
         if row < seq_q {
-            let inv = 1.0f32 / l;
+            let inv = select(l == 0.0f32, 0.0f32, 1.0f32 / l);
             let o_base = b as usize * out.stride(0)
                 + h as usize * out.stride(1)
                 + row as usize * out.stride(2);
@@ -159,69 +171,110 @@ pub(super) fn write_rows<E: Float, NO: Size>(
                 let mut pair = o_acc[(2 * i + r) as usize];
                 pair[0] *= inv;
                 pair[1] *= inv;
-                write_pair::<E, NO>(out, o_base + (i * 8 + t * 2) as usize, pair, 2u32);
+                write_pair::<E, NO>(out, o_base + (i * 8 + t * 2) as usize, pair, out_vec);
             }
             if t == 0 {
                 let at = b as usize * lse.stride(0)
                     + h as usize * lse.stride(1)
                     + row as usize * lse.stride(2);
-                lse[at] = m_run[r as usize] * scale_log2 * LN_2 + l.ln();
+                lse[at] = select(
+                    l == 0.0f32,
+                    neg_inf,
+                    m_run[r as usize] * scale_log2 * LN_2 + l.ln(),
+                );
             }
         }
     }
 }
 
 /// The producer warpgroup's copy of rows `start..start + rows` of one (batch, head) of `src`
-/// (`width` wide, all rows inside the tensor: the host checks that the lengths are multiples
-/// of the tiles) into `buf` from chunk `to`, in the core-matrix layout of
+/// (`width` wide) into `buf` from chunk `to`, in the core-matrix layout of
 /// `super::core_chunk`. Warp `w` takes the groups of eight rows `8i` with `i % 4 = w`; in a
 /// group, lane `8c + r` copies row `8i + r`, chunk `4j + c`, which lands on chunk
 /// `8 · (i · width / 8 + 4j) + lane`: unrolled, each copy is a few instructions from two
-/// per-lane bases (the former all-threads form spent about 20 on its indices).
+/// per-lane bases (the former all-threads form spent about 20 on its indices). Rows at or
+/// past `seq` are zero-filled; only a block that reaches past `seq` pays for that test.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn stage_rows<E: Float, N: Size>(
     src: &Tensor<Vector<E, N>>,
     base: usize,
     start: u32,
+    seq: u32,
     buf: &mut SharedMemory<Vector<E, N>>,
     to: u32,
     #[comptime] rows: u32,
     #[comptime] width: u32,
     tid: u32,
 ) {
+    if start + rows <= seq {
+        stage_rows_in::<E, N>(src, base, start, seq, buf, to, rows, width, false, tid);
+    } else {
+        stage_rows_in::<E, N>(src, base, start, seq, buf, to, rows, width, true, tid);
+    }
+}
+
+/// [`stage_rows`], with the test against `seq` where `checked`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn stage_rows_in<E: Float, N: Size>(
+    src: &Tensor<Vector<E, N>>,
+    base: usize,
+    start: u32,
+    seq: u32,
+    buf: &mut SharedMemory<Vector<E, N>>,
+    to: u32,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+    #[comptime] checked: bool,
+    tid: u32,
+) {
     let per_row = comptime!(width / 8);
     let lane = tid % 32;
     let warp = tid / 32;
     let stride = src.stride(2) / 8;
-    let src0 = base / 8 + (start + warp * 8 + lane % 8) as usize * stride + (lane / 8) as usize;
+    let row0 = start + warp * 8 + lane % 8;
+    let src0 = base / 8 + row0 as usize * stride + (lane / 8) as usize;
     let dst0 = to + warp * comptime!(8 * per_row) + lane;
     #[unroll]
     for i in 0..comptime!(rows / 32) {
-        let src_i = src0 + (i * 32) as usize * stride;
+        let mut src_i = src0 + (i * 32) as usize * stride;
+        let mut inside = true;
+        if comptime!(checked) {
+            // Rows past `seq` read (0 bytes from) the block's first row instead.
+            inside = row0 + i * 32 < seq;
+            src_i = select(inside, src_i, base / 8 + (lane / 8) as usize);
+        }
         #[unroll]
         for j in 0..comptime!(per_row / 4) {
             let at = src_i + (4 * j) as usize;
             let dst = (dst0 + comptime!(8 * (4 * i * per_row + 4 * j))) as usize;
-            copy_async(
-                &src.slice(at, at + 1),
-                &mut buf.slice_mut(dst, dst + 1),
-                8u32,
-            );
+            if comptime!(checked) {
+                copy_chunk::<E, N>(src, at, inside, buf, dst);
+            } else {
+                copy_async(
+                    &src.slice(at, at + 1),
+                    &mut buf.slice_mut(dst, dst + 1),
+                    8u32,
+                );
+            }
         }
     }
 }
 
-/// Copies key tile `tile` of `src` (`width` wide) into buffer `tile % stages` of `buf` once
-/// the consumers have released the buffer's previous tile (`empty`), and arms the buffer's
-/// `full` barrier: a producer thread's part. Without `copy` (an ablation) the buffer keeps its
+/// Copies the key tile starting at row `start` of `src` (`width` wide, `seq` rows) into
+/// buffer `i % stages` of `buf` (`i`: the tile's place in this cube's walk) once the
+/// consumers have released the buffer's previous tile (`empty`), and arms the buffer's `full`
+/// barrier: a producer thread's part. Without `copy` (an ablation) the buffer keeps its
 /// contents and the barrier completes at once.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn stage_tile<E: Float, N: Size>(
     src: &Tensor<Vector<E, N>>,
     base: usize,
-    tile: u32,
+    start: u32,
+    seq: u32,
+    i: u32,
     buf: &mut SharedMemory<Vector<E, N>>,
     full: &Sequence<Shared<Barrier>>,
     empty: &Sequence<Shared<Barrier>>,
@@ -231,15 +284,16 @@ fn stage_tile<E: Float, N: Size>(
     #[comptime] stages: u32,
     tid: u32,
 ) {
-    let stage = tile % stages;
-    if tile >= stages {
-        wait_stage(empty, stage, tile / stages - 1, stages);
+    let stage = i % stages;
+    if i >= stages {
+        wait_stage(empty, stage, i / stages - 1, stages);
     }
     if copy {
         stage_rows::<E, N>(
             src,
             base,
-            tile * block_kv,
+            start,
+            seq,
             buf,
             stage * comptime!(block_kv * width / 8),
             block_kv,
@@ -299,9 +353,89 @@ fn stage_barriers(count: u32, elected: bool, #[comptime] stages: u32) -> Sequenc
     barriers
 }
 
-/// The pipelined forward. Grid `(Sq / (64·warpgroups), B·H)`, cube
-/// `(32, 4·warpgroups + 4)`: the consumer warpgroups, then the producer warpgroup. `scale_log2`
-/// is the softmax scale times log2(e).
+/// This cube's walk over the keys: `[t_begin, t1, t2, t_end]`, in key tiles. It reads the
+/// tiles `t_begin..t_end` that hold a key some row of the cube may see; those in `t1..t2` are
+/// visible to every row (no mask), the others need one (a window bound inside them, or the
+/// end of the sequence). Query `i` sees key `j` where `j ≥ i + Sk − Sq − left` and
+/// `j ≤ i + Sk − Sq + right` (bottom-right alignment, as the other kernels).
+#[cube]
+fn key_tiles(
+    q_first: u32,
+    seq_q: u32,
+    seq_kv: u32,
+    s: &PortableScalars,
+    #[comptime] p: WgmmaFwdParams,
+) -> Array<u32> {
+    let bkv = comptime!(p.block_kv as i32);
+    let offset = seq_kv as i32 - seq_q as i32;
+    let q_last = min(q_first + comptime!(64 * p.warpgroups), seq_q) as i32 - 1;
+    // Keys some row sees: kv_lo..kv_hi; keys every row sees: full_lo..full_hi.
+    let mut kv_lo = 0i32;
+    let mut full_lo = 0i32;
+    let mut kv_hi = seq_kv as i32;
+    let mut full_hi = seq_kv as i32;
+    if comptime!(p.has_left) {
+        kv_lo = max(0i32, q_first as i32 + offset - s.left as i32);
+        full_lo = max(0i32, q_last + offset - s.left as i32);
+    }
+    if comptime!(p.has_right) {
+        kv_hi = min(kv_hi, q_last + offset + s.right as i32 + 1);
+        full_hi = min(full_hi, q_first as i32 + offset + s.right as i32 + 1);
+    }
+    let t_begin = kv_lo / bkv;
+    let t_end = select(kv_hi > kv_lo, (kv_hi + bkv - 1) / bkv, t_begin);
+    let t1 = clamp((full_lo + bkv - 1) / bkv, t_begin, t_end);
+    let t2 = clamp(max(full_hi, 0i32) / bkv, t1, t_end);
+    let mut out = Array::<u32>::new(4usize);
+    out[0] = t_begin as u32;
+    out[1] = t1 as u32;
+    out[2] = t2 as u32;
+    out[3] = t_end as u32;
+    out
+}
+
+/// Sets the scores of keys this lane's rows may not see to `-inf`: keys at or past `seq_kv`,
+/// and those outside the window. `start` is the tile's first key, `diag` this lane's first
+/// row plus `Sk − Sq` (its second row is 8 further).
+#[cube]
+fn mask_scores(
+    s_acc: &mut Array<Vector<f32, Pair>>,
+    start: i32,
+    diag: i32,
+    seq_kv: i32,
+    s: &PortableScalars,
+    #[comptime] p: WgmmaFwdParams,
+) {
+    let t = (UNIT_POS_X % 4) as i32;
+    #[unroll]
+    for r in 0..2u32 {
+        let row_diag = diag + comptime!(8 * r as i32);
+        #[unroll]
+        for j in 0..comptime!(p.block_kv / 8) {
+            let mut pair = s_acc[(2 * j + r) as usize];
+            #[unroll]
+            for c in 0..2u32 {
+                let key = start + comptime!((8 * j + c) as i32) + 2 * t;
+                let mut visible = key < seq_kv;
+                if comptime!(p.has_left) {
+                    visible = visible && key >= row_diag - s.left as i32;
+                }
+                if comptime!(p.has_right) {
+                    visible = visible && key <= row_diag + s.right as i32;
+                }
+                pair[c as usize] = select(visible, pair[c as usize], s.neg_inf);
+            }
+            s_acc[(2 * j + r) as usize] = pair;
+        }
+    }
+}
+
+/// The pipelined forward: `Variant::Wgmma` of the selector. Grid `(blocks, B·H)`, or
+/// `(B·H, blocks)` with `heads_major`, blocks of `64·warpgroups` query rows counted from the
+/// end; cube `(32, 4·warpgroups + 4)`: the consumer warpgroups, then the producer warpgroup.
+/// Windows (causal included), GQA, any lengths and strides that are multiples of 8 elements
+/// with a contiguous last dim; no bias, softcap or dropout. `s.scale` must be positive (the
+/// softmax works on raw scores).
 #[cube(launch_unchecked, fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
@@ -310,7 +444,7 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
     v: &Tensor<Vector<E, N>>,
     out: &mut Tensor<Vector<E, NO>>,
     lse: &mut Tensor<f32>,
-    scale_log2: f32,
+    s: &PortableScalars,
     #[comptime] p: WgmmaFwdParams,
     #[define(E)] _dtype: StorageType,
 ) {
@@ -322,14 +456,20 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
     let heads = q.shape(1) as u32;
     let seq_q = q.shape(2) as u32;
     let seq_kv = k.shape(2) as u32;
-    let bh = CUBE_POS_Y;
+    // Last query blocks first: under a causal mask they see the most keys.
+    let order = block_and_head(p.heads_major, true);
+    let bh = order[1];
     let b = bh / heads;
     let h = bh % heads;
-    let tiles = seq_kv.div_ceil(p.block_kv);
+    let kvh = h / s.group;
+    let q_first = order[0] * block_q;
+    let walk = key_tiles(q_first, seq_q, seq_kv, s, p);
+    let t_begin = walk[0];
+    let tiles = walk[3] - t_begin;
 
     let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
-    let k_base = b as usize * k.stride(0) + h as usize * k.stride(1);
-    let v_base = b as usize * v.stride(0) + h as usize * v.stride(1);
+    let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
+    let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
     let mut q_s = SharedMemory::<Vector<E, N>>::new_aligned(
         comptime!((block_q * p.head_dim / 8) as usize),
         16usize,
@@ -358,72 +498,112 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
         if comptime!(p.warpgroups > 1) {
             set_max_registers(WgmmaFwdParams::PRODUCER_REGISTERS);
         }
-        let producer_tid = tid - comptime!(128 * p.warpgroups);
-        stage_rows::<E, N>(
-            q,
-            q_base,
-            CUBE_POS_X * block_q,
-            &mut q_s,
-            0u32,
-            block_q,
-            p.head_dim,
-            producer_tid,
-        );
-        q_full.commit_copy_async();
-        q_full.arrive();
-        let mut tile = 0u32;
-        while tile < tiles {
-            let copy = comptime!(p.ablation != Ablation::NoLoads) || tile < stages;
-            stage_tile::<E, N>(
-                k,
-                k_base,
-                tile,
-                &mut k_s,
-                &k_full,
-                &k_empty,
-                copy,
-                p.block_kv,
+        if tiles > 0 {
+            let producer_tid = tid - consumers;
+            stage_rows::<E, N>(
+                q,
+                q_base,
+                q_first,
+                seq_q,
+                &mut q_s,
+                0u32,
+                block_q,
                 p.head_dim,
-                stages,
                 producer_tid,
             );
-            stage_tile::<E, N>(
-                v,
-                v_base,
-                tile,
-                &mut v_s,
-                &v_full,
-                &v_empty,
-                copy,
-                p.block_kv,
-                p.val_dim,
-                stages,
-                producer_tid,
-            );
-            tile += 1;
+            q_full.commit_copy_async();
+            q_full.arrive();
+            let mut i = 0u32;
+            while i < tiles {
+                let copy = comptime!(p.ablation != Ablation::NoLoads) || i < stages;
+                let start = (t_begin + i) * p.block_kv;
+                stage_tile::<E, N>(
+                    k,
+                    k_base,
+                    start,
+                    seq_kv,
+                    i,
+                    &mut k_s,
+                    &k_full,
+                    &k_empty,
+                    copy,
+                    p.block_kv,
+                    p.head_dim,
+                    stages,
+                    producer_tid,
+                );
+                stage_tile::<E, N>(
+                    v,
+                    v_base,
+                    start,
+                    seq_kv,
+                    i,
+                    &mut v_s,
+                    &v_full,
+                    &v_empty,
+                    copy,
+                    p.block_kv,
+                    p.val_dim,
+                    stages,
+                    producer_tid,
+                );
+                i += 1;
+            }
         }
     } else {
         if comptime!(p.warpgroups > 1) {
             set_max_registers(comptime!(p.consumer_registers()));
         }
-        consume::<E, N, NO>(
-            out, lse, scale_log2, seq_q, b, h, tiles, &q_s, &k_s, &v_s, &q_full, &k_full, &v_full,
-            &k_empty, &v_empty, p,
+        let row0 = q_first + plane * 16 + lane / 4;
+        let mut o_acc = Array::<Vector<f32, Pair>>::new(comptime!((p.val_dim / 4) as usize));
+        let mut m_run = Array::<f32>::new(2usize);
+        let mut l_run = Array::<f32>::new(2usize);
+        #[unroll]
+        for i in 0..comptime!(p.val_dim / 4) {
+            o_acc[i as usize] = Vector::new(0.0f32);
+        }
+        #[unroll]
+        for r in 0..2u32 {
+            m_run[r as usize] = f32::new(-3.0e38);
+            l_run[r as usize] = 0.0f32;
+        }
+        if tiles > 0 {
+            consume::<E, N>(
+                &mut o_acc, &mut m_run, &mut l_run, row0, seq_q, seq_kv, &walk, s, &q_s, &k_s,
+                &v_s, &q_full, &k_full, &v_full, &k_empty, &v_empty, p,
+            );
+        }
+        write_rows::<E, NO>(
+            out,
+            lse,
+            &o_acc,
+            &l_run,
+            &m_run,
+            row0,
+            seq_q,
+            b,
+            h,
+            s.scale * LOG2_E,
+            s.neg_inf,
+            p.val_dim,
+            p.out_vec,
         );
     }
 }
 
-/// The consumer warpgroups' part of [`attention_fwd_wgmma_pipelined`].
+/// The consumer warpgroups' walk over this cube's key tiles (`walk`, from [`key_tiles`]; at
+/// least one) in [`attention_fwd_wgmma_pipelined`]: O, the row maxima and the row sums.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn consume<E: Float, N: Size, NO: Size>(
-    out: &mut Tensor<Vector<E, NO>>,
-    lse: &mut Tensor<f32>,
-    scale_log2: f32,
+fn consume<E: Float, N: Size>(
+    o_acc: &mut Array<Vector<f32, Pair>>,
+    m_run: &mut Array<f32>,
+    l_run: &mut Array<f32>,
+    row0: u32,
     seq_q: u32,
-    b: u32,
-    h: u32,
-    tiles: u32,
+    seq_kv: u32,
+    walk: &Array<u32>,
+    s: &PortableScalars,
     q_s: &SharedMemory<Vector<E, N>>,
     k_s: &SharedMemory<Vector<E, N>>,
     v_s: &SharedMemory<Vector<E, N>>,
@@ -434,17 +614,17 @@ fn consume<E: Float, N: Size, NO: Size>(
     v_empty: &Sequence<Shared<Barrier>>,
     #[comptime] p: WgmmaFwdParams,
 ) {
-    let lane = UNIT_POS_X;
     let plane = UNIT_POS_Y;
-    let row0 = CUBE_POS_X * comptime!(64 * p.warpgroups) + plane * 16 + lane / 4;
+    let scale_log2 = s.scale * LOG2_E;
     let mut token = SharedMemory::<f32>::new(1usize);
+    let (t_begin, t1, t2, t_end) = (walk[0], walk[1], walk[2], walk[3]);
+    let tiles = t_end - t_begin;
+    let diag = row0 as i32 + seq_kv as i32 - seq_q as i32;
 
     // Descriptors: this warpgroup's 64 rows of Q (K-major A, laid out as a K-major B of
     // n = 64), buffer 0 of K and of V; buffer 1 is a tile's bytes further.
     let warpgroup = plane / 4;
     let (q_lbo, q_sbo, q_step) = comptime!(b_descriptor(64, p.head_dim, false));
-    let (k_lbo, k_sbo, k_step) = comptime!(b_descriptor(p.block_kv, p.head_dim, false));
-    let (v_lbo, v_sbo, v_step) = comptime!(b_descriptor(p.val_dim, p.block_kv, true));
     let q_desc = descriptor::<u16>(
         smem_address::<E, N>(&q_s.slice((warpgroup * comptime!(8 * p.head_dim)) as usize, 1usize)),
         q_lbo,
@@ -453,102 +633,209 @@ fn consume<E: Float, N: Size, NO: Size>(
     );
     let k_addr = smem_address::<E, N>(&k_s.slice(0usize, 1usize));
     let v_addr = smem_address::<E, N>(&v_s.slice(0usize, 1usize));
-    let k_tile_bytes = comptime!(p.block_kv * p.head_dim * 2);
-    let v_tile_bytes = comptime!(p.block_kv * p.val_dim * 2);
 
     let s_pairs = comptime!(p.block_kv / 4);
-    let o_pairs = comptime!(p.val_dim / 4);
     let mut s_acc = Array::<Vector<f32, Pair>>::new(s_pairs as usize);
-    let mut o_acc = Array::<Vector<f32, Pair>>::new(o_pairs as usize);
     let mut p_frag = Array::<Vector<E, Pair>>::new(s_pairs as usize);
-    // The next tile's probabilities, written while P·V reads `p_frag`.
-    let mut p_next = Array::<Vector<f32, Pair>>::new(s_pairs as usize);
-    let mut m_run = Array::<f32>::new(2usize);
-    let mut l_run = Array::<f32>::new(2usize);
+    // The next tile's probabilities, written while P·V reads `p_frag`: already in the
+    // operands' type, which halves their registers.
+    let mut p_next = Array::<Vector<E, Pair>>::new(s_pairs as usize);
     let mut alpha = Array::<f32>::new(2usize);
-    #[unroll]
-    for i in 0..o_pairs {
-        o_acc[i as usize] = Vector::new(0.0f32);
-    }
     #[unroll]
     for i in 0..s_pairs {
         s_acc[i as usize] = Vector::new(0.0f32);
     }
-    #[unroll]
-    for r in 0..2u32 {
-        m_run[r as usize] = f32::new(-3.0e38);
-        l_run[r as usize] = 0.0f32;
-    }
 
-    // Tile 0's scores and probabilities, before the loop.
+    // The first tile's scores and probabilities, before the loops.
     q_full.wait_parity(0u32);
     let stages = comptime!(p.stages());
     wait_stage(k_full, 0u32, 0u32, stages);
+    let (k_lbo, k_sbo, k_step) = comptime!(b_descriptor(p.block_kv, p.head_dim, false));
     let k0 = descriptor::<E>(k_addr, k_lbo, k_sbo, k_step);
     wgmma_ss_issue::<E>(&q_desc, &k0, &mut s_acc, p.block_kv, p.head_dim);
     wgmma_wait(&mut s_acc, &mut token, false);
     release_stage(k_empty, 0u32, stages);
-    online_softmax::<f32>(
+    if t_begin < t1 || t_begin >= t2 {
+        let start = (t_begin * p.block_kv) as i32;
+        mask_scores(&mut s_acc, start, diag, seq_kv as i32, s, p);
+    }
+    online_softmax::<E>(
         &s_acc,
         &mut p_next,
-        &mut m_run,
-        &mut l_run,
+        m_run,
+        l_run,
         &mut alpha,
         scale_log2,
         p.block_kv,
     );
 
-    // No branch between an issue and its wait: a merge there would copy the accumulators in
-    // flight, and ptxas then serializes every `wgmma` (C7514). So the last tile, which has no
-    // next S, leaves the loop, and both waits for copies come before the first issue.
+    // Three loops over the remaining tiles, each body specialised: masked up to `t1`, plain
+    // up to `t2`, masked after. A branch between an issue and its wait would make a merge
+    // copy the accumulators in flight, and ptxas then serializes every `wgmma` (C7514); so
+    // the mask is chosen per loop, and the last tile, which has no next S, leaves the loops.
     let mut j = 0u32;
-    while j + 1 < tiles {
-        let next = j + 1;
-        #[unroll]
-        for i in 0..s_pairs {
-            p_frag[i as usize] = Vector::cast_from(p_next[i as usize]);
-            s_acc[i as usize] = Vector::new(0.0f32);
+    if comptime!(p.has_left) {
+        while j + 1 < tiles && t_begin + j + 1 < t1 {
+            key_step::<E>(
+                j,
+                o_acc,
+                m_run,
+                l_run,
+                &mut s_acc,
+                &mut p_frag,
+                &mut p_next,
+                &mut alpha,
+                &mut token,
+                &q_desc,
+                k_addr,
+                v_addr,
+                t_begin,
+                diag,
+                seq_kv,
+                scale_log2,
+                s,
+                k_full,
+                v_full,
+                k_empty,
+                v_empty,
+                p,
+                true,
+            );
+            j += 1;
         }
-        wait_stage(k_full, next % stages, next / stages, stages);
-        wait_stage(v_full, j % stages, j / stages, stages);
-        let k_next = descriptor::<E>(
-            k_addr + (next % stages) * k_tile_bytes,
-            k_lbo,
-            k_sbo,
-            k_step,
-        );
-        wgmma_ss_issue::<E>(&q_desc, &k_next, &mut s_acc, p.block_kv, p.head_dim);
-        let v_now = descriptor::<u16>(v_addr + (j % stages) * v_tile_bytes, v_lbo, v_sbo, v_step);
-        wgmma_issue::<E, u16>(&p_frag, &v_now, &mut o_acc, p.val_dim, p.block_kv);
-        // S_{j+1} is the older group: done once at most one (P·V) is left.
-        wgmma_wait(&mut s_acc, &mut token, true);
-        release_stage(k_empty, next % stages, stages);
-        let any = online_softmax::<f32>(
-            &s_acc,
+    }
+    while j + 1 < tiles && t_begin + j + 1 < t2 {
+        key_step::<E>(
+            j,
+            o_acc,
+            m_run,
+            l_run,
+            &mut s_acc,
+            &mut p_frag,
             &mut p_next,
-            &mut m_run,
-            &mut l_run,
             &mut alpha,
+            &mut token,
+            &q_desc,
+            k_addr,
+            v_addr,
+            t_begin,
+            diag,
+            seq_kv,
             scale_log2,
-            p.block_kv,
+            s,
+            k_full,
+            v_full,
+            k_empty,
+            v_empty,
+            p,
+            false,
         );
-        wgmma_wait(&mut o_acc, &mut token, false);
-        release_stage(v_empty, j % stages, stages);
-        if any {
-            rescale(&mut o_acc, &alpha, p.val_dim);
-        }
-        j = next;
+        j += 1;
+    }
+    while j + 1 < tiles {
+        key_step::<E>(
+            j,
+            o_acc,
+            m_run,
+            l_run,
+            &mut s_acc,
+            &mut p_frag,
+            &mut p_next,
+            &mut alpha,
+            &mut token,
+            &q_desc,
+            k_addr,
+            v_addr,
+            t_begin,
+            diag,
+            seq_kv,
+            scale_log2,
+            s,
+            k_full,
+            v_full,
+            k_empty,
+            v_empty,
+            p,
+            true,
+        );
+        j += 1;
     }
     #[unroll]
     for i in 0..s_pairs {
-        p_frag[i as usize] = Vector::cast_from(p_next[i as usize]);
+        p_frag[i as usize] = p_next[i as usize];
     }
     wait_stage(v_full, j % stages, j / stages, stages);
+    let (v_lbo, v_sbo, v_step) = comptime!(b_descriptor(p.val_dim, p.block_kv, true));
+    let v_tile_bytes = comptime!(p.block_kv * p.val_dim * 2);
     let v_last = descriptor::<u16>(v_addr + (j % stages) * v_tile_bytes, v_lbo, v_sbo, v_step);
-    wgmma_issue::<E, u16>(&p_frag, &v_last, &mut o_acc, p.val_dim, p.block_kv);
-    wgmma_wait(&mut o_acc, &mut token, false);
+    wgmma_issue::<E, u16>(&p_frag, &v_last, o_acc, p.val_dim, p.block_kv);
+    wgmma_wait(o_acc, &mut token, false);
+}
 
-    write_rows::<E, NO>(
-        out, lse, &o_acc, &l_run, &m_run, row0, seq_q, b, h, scale_log2, p.val_dim,
+/// One step of [`consume`]'s walk at tile `j` (counted from the cube's first): issues
+/// `S_{j+1} = Q·K_{j+1}ᵀ` and `O += P_j·V_j`, waits for the scores (masked where `masked`)
+/// and runs their online softmax, then waits for O and rescales it.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn key_step<E: Float>(
+    j: u32,
+    o_acc: &mut Array<Vector<f32, Pair>>,
+    m_run: &mut Array<f32>,
+    l_run: &mut Array<f32>,
+    s_acc: &mut Array<Vector<f32, Pair>>,
+    p_frag: &mut Array<Vector<E, Pair>>,
+    p_next: &mut Array<Vector<E, Pair>>,
+    alpha: &mut Array<f32>,
+    token: &mut SharedMemory<f32>,
+    q_desc: &Array<Vector<u16, Pair>>,
+    k_addr: u32,
+    v_addr: u32,
+    t_begin: u32,
+    diag: i32,
+    seq_kv: u32,
+    scale_log2: f32,
+    s: &PortableScalars,
+    k_full: &Sequence<Shared<Barrier>>,
+    v_full: &Sequence<Shared<Barrier>>,
+    k_empty: &Sequence<Shared<Barrier>>,
+    v_empty: &Sequence<Shared<Barrier>>,
+    #[comptime] p: WgmmaFwdParams,
+    #[comptime] masked: bool,
+) {
+    let stages = comptime!(p.stages());
+    let s_pairs = comptime!(p.block_kv / 4);
+    let (k_lbo, k_sbo, k_step) = comptime!(b_descriptor(p.block_kv, p.head_dim, false));
+    let (v_lbo, v_sbo, v_step) = comptime!(b_descriptor(p.val_dim, p.block_kv, true));
+    let k_tile_bytes = comptime!(p.block_kv * p.head_dim * 2);
+    let v_tile_bytes = comptime!(p.block_kv * p.val_dim * 2);
+    let next = j + 1;
+    #[unroll]
+    for i in 0..s_pairs {
+        p_frag[i as usize] = p_next[i as usize];
+        s_acc[i as usize] = Vector::new(0.0f32);
+    }
+    wait_stage(k_full, next % stages, next / stages, stages);
+    wait_stage(v_full, j % stages, j / stages, stages);
+    let k_next = descriptor::<E>(
+        k_addr + (next % stages) * k_tile_bytes,
+        k_lbo,
+        k_sbo,
+        k_step,
     );
+    wgmma_ss_issue::<E>(q_desc, &k_next, s_acc, p.block_kv, p.head_dim);
+    let v_now = descriptor::<u16>(v_addr + (j % stages) * v_tile_bytes, v_lbo, v_sbo, v_step);
+    wgmma_issue::<E, u16>(p_frag, &v_now, o_acc, p.val_dim, p.block_kv);
+    // S_{j+1} is the older group: done once at most one (P·V) is left.
+    wgmma_wait(s_acc, token, true);
+    release_stage(k_empty, next % stages, stages);
+    if comptime!(masked) {
+        let start = ((t_begin + next) * p.block_kv) as i32;
+        mask_scores(s_acc, start, diag, seq_kv as i32, s, p);
+    }
+    let any = online_softmax::<E>(s_acc, p_next, m_run, l_run, alpha, scale_log2, p.block_kv);
+    wgmma_wait(o_acc, token, false);
+    release_stage(v_empty, j % stages, stages);
+    if any {
+        rescale(o_acc, alpha, p.val_dim);
+    }
 }

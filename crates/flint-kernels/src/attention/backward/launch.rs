@@ -234,8 +234,11 @@ fn launch_with<R: Runtime>(
         );
     }
     match c.variant {
-        Variant::Cmma => {
-            return Err("the cmma variant has no backward (the op refuses it)".into());
+        Variant::Cmma | Variant::Wgmma => {
+            return Err(format!(
+                "the {:?} variant has no backward (the op refuses it)",
+                c.variant
+            ));
         }
         Variant::Portable => {
             let a = args();

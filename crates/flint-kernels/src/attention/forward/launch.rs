@@ -12,6 +12,8 @@ use super::mma::{MmaParams, attention_fwd_mma};
 use super::portable::{PortableParams, PortableScalarsLaunch, attention_fwd_portable};
 use crate::attention::dropout::kernel_seed;
 use crate::attention::{AttentionFwdConfig, AttentionFwdOp, AttentionProblem, Variant};
+use crate::wgmma::attention::WgmmaFwdParams;
+use crate::wgmma::pipelined::attention_fwd_wgmma_pipelined;
 use crate::{CubeclBenchmark, DeviceLimits, Dispatch, KernelError, fingerprint};
 
 /// The tensors of one forward launch. Any strides are honoured.
@@ -179,6 +181,56 @@ fn launch_with<R: Runtime>(
                     args.k,
                     args.v,
                     args.bias,
+                    args.out,
+                    args.lse,
+                    scalars,
+                    params,
+                    dtype,
+                );
+            }
+        }
+        Variant::Wgmma => {
+            // The kernel copies 16-byte rows and takes raw maxima (a positive scale). The
+            // other calls of its bucket, which no signature field tells apart, run the MMA
+            // kernel, which any tensor-core device with warpgroup MMA also has.
+            let wide = [&args.q, &args.k, &args.v]
+                .iter()
+                .all(|t| vector_ok(t.strides(), 8));
+            if !wide || problem.scale <= 0.0 {
+                let mma = AttentionFwdConfig::new(Variant::Mma, 64, 64);
+                return launch_with(client, problem, dtype, &mma, args, dispatch);
+            }
+            let out_vec = if vector_ok(args.out.strides(), 2) {
+                2
+            } else {
+                1
+            };
+            let heads_major = causal_order(problem) && q_blocks <= MAX_GRID_Y;
+            let grid = if heads_major {
+                dispatch.grid(bh, q_blocks, 1)
+            } else {
+                dispatch.grid(q_blocks, bh, 1)
+            };
+            let params = WgmmaFwdParams {
+                has_left: left.is_some(),
+                has_right: right.is_some(),
+                heads_major,
+                out_vec: out_vec as u32,
+                ..c.wgmma_params(problem.head_dim, problem.val_dim)
+            };
+            // SAFETY: the kernel guards each global index against the shapes it is given
+            // (rows past Sq or Sk are zero-filled and masked); its shared-memory layout is
+            // sized from the same parameters (see `crate::attention` on bounds).
+            unsafe {
+                attention_fwd_wgmma_pipelined::launch_unchecked::<R>(
+                    client,
+                    grid,
+                    CubeDim::new_2d(32, c.planes()),
+                    8,
+                    out_vec,
+                    args.q,
+                    args.k,
+                    args.v,
                     args.out,
                     args.lse,
                     scalars,
