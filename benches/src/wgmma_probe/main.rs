@@ -168,6 +168,23 @@ fn attention(
         params(2, 128, 64, true),
         params(3, 128, 64, true),
         params(2, 64, 256, true),
+        // The same kernel copying by TMA.
+        WgmmaFwdParams {
+            tma: true,
+            ..params(3, 64, 128, true)
+        },
+        WgmmaFwdParams {
+            tma: true,
+            ..params(2, 128, 128, true)
+        },
+        WgmmaFwdParams {
+            tma: true,
+            ..params(3, 64, 64, true)
+        },
+        WgmmaFwdParams {
+            tma: true,
+            ..params(2, 128, 64, true)
+        },
     ];
     let mut ok = true;
     for p in configs {
@@ -194,7 +211,9 @@ fn attention(
             ];
             let label = format!(
                 "speed {} {}x{} D={} S={s}",
-                if p.pipelined {
+                if p.tma {
+                    "pipelined-tma"
+                } else if p.pipelined {
                     "pipelined"
                 } else {
                     "prototype"

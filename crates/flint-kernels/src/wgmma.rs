@@ -155,6 +155,18 @@ pub const fn b_descriptor(n: u32, k: u32, mn_major: bool) -> (u32, u32, u32) {
     (k_dist, n_dist, 2 * k_dist)
 }
 
+/// `(k_dist, n_dist, step_bytes)` like [`b_descriptor`], for a tile that TMA wrote as
+/// 16-byte columns: `rows` rows of one 8-element column after another (column `c`, row `r`
+/// at byte `16 · (c · rows + r)`). With `mn_major` false the rows are N (K-major B, or A);
+/// with it true they are K (an MN-major B whose columns run along N).
+pub const fn tma_descriptor(rows: u32, mn_major: bool) -> (u32, u32, u32) {
+    if mn_major {
+        (16 * 8, 16 * rows, 2 * 16 * 8)
+    } else {
+        (16 * rows, 16 * 8, 2 * 16 * rows)
+    }
+}
+
 /// Whether CUDA device `index` runs warpgroup MMA: compute capability 9.0 (`sm_90a`; the
 /// instructions are not in later architectures).
 #[cfg(feature = "cuda")]

@@ -451,7 +451,7 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
     // `$scalars` registers the kernel's scalar argument (the prototype's scale, the
     // pipelined kernel's problem scalars) and returns what its launcher takes for it.
     macro_rules! attention_source {
-        ($m:ident :: $f:ident, $kernel:ident, $name:literal, $configs:expr, $pipelined:expr, $scalars:expr) => {
+        ($m:ident :: $f:ident, $kernel:ident, $name:literal, $configs:expr, $pipelined:expr, $scalars:expr, [$($map:expr),*]) => {
             for (warpgroups, block_kv, d, causal) in $configs {
                 use crate::wgmma::attention::WgmmaFwdParams;
                 use crate::wgmma::$m::$f as f;
@@ -482,6 +482,7 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                     has_right: causal,
                     heads_major: causal,
                     out_vec: 2,
+                    tma: $pipelined,
                     ..Default::default()
                 };
                 let kernel = f::$kernel::<WgpuRuntime>::new(
@@ -490,6 +491,7 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                     q,
                     k,
                     v,
+                    $($map,)*
                     o,
                     lse,
                     scalar_arg,
@@ -523,7 +525,8 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
         |a: &mut Args, _: usize, _: bool| -> Result<(), String> {
             <f32 as LaunchArg>::register(1.0f32, &mut a.launcher);
             Ok(())
-        }
+        },
+        []
     );
     attention_source!(
         pipelined::attention_fwd_wgmma_pipelined,
@@ -542,7 +545,8 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                 scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
                 &mut a.launcher,
             ))
-        }
+        },
+        [(), (), ()]
     );
     Ok(out)
 }

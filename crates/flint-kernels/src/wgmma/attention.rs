@@ -53,6 +53,9 @@ pub struct WgmmaFwdParams {
     pub heads_major: bool,
     /// Output elements written at once: 2, or 1 where the output's strides are odd.
     pub out_vec: u32,
+    /// Pipelined only: the producer copies by TMA (one thread, one instruction per 16-byte
+    /// column of a tile) instead of cp.async (every producer thread, one per 16 bytes).
+    pub tma: bool,
 }
 
 /// Work the pipelined kernel leaves out, to time what remains (its results are then wrong).

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::attention::AttentionProblem;
 use crate::attention::forward::mma::Pair;
-use crate::attention::forward::scalars;
+use crate::attention::forward::{scalars, tile_map};
 use crate::attention::mma_tiles::{acc_tiles, mma_step};
 
 /// Elements per 16-byte chunk (2-byte elements).
@@ -530,8 +530,16 @@ fn attention_launcher<'a, R: Runtime>(
             TensorArg::from_raw_parts(lse.clone(), vec![h * s, s, 1].into(), vec![b, h, s].into())
         };
         if p.pipelined {
-            // Made once above, where it cannot fail either.
+            // Made once above, where it cannot fail either; the maps of handles always exist.
             let Ok(scalars) = scalars::<R>(&problem, (0, 0), 0) else {
+                return;
+            };
+            let map = |h, rows| tile_map(&tensor_arg::<R>(h, shape), rows, bf16());
+            let (Some(q_map), Some(k_map), Some(v_map)) = (
+                map(q, 64 * p.warpgroups as usize),
+                map(k, p.block_kv as usize),
+                map(v, p.block_kv as usize),
+            ) else {
                 return;
             };
             // SAFETY: as for the prototype below; the kernel also guards its own rows.
@@ -545,6 +553,9 @@ fn attention_launcher<'a, R: Runtime>(
                     tensor_arg(q, shape),
                     tensor_arg(k, shape),
                     tensor_arg(v, shape),
+                    q_map,
+                    k_map,
+                    v_map,
                     tensor_arg(out, shape),
                     lse_arg,
                     scalars,

@@ -41,8 +41,8 @@ use cubecl::prelude::*;
 
 use super::attention::{Ablation, LN_2, RESCALE_SLACK_LOG2, WgmmaFwdParams};
 use super::{
-    b_descriptor, descriptor, set_max_registers, smem_address, wgmma_issue, wgmma_ss_issue,
-    wgmma_wait,
+    b_descriptor, descriptor, set_max_registers, smem_address, tma_descriptor, wgmma_issue,
+    wgmma_ss_issue, wgmma_wait,
 };
 use crate::attention::forward::mma::{Pair, exp2, write_pair};
 use crate::attention::forward::mma::{block_and_head, copy_chunk};
@@ -353,6 +353,120 @@ fn stage_barriers(count: u32, elected: bool, #[comptime] stages: u32) -> Sequenc
     barriers
 }
 
+/// Issues the TMA copies of `rows` rows from `start` of head `h` of batch `b` (`width` wide)
+/// into `buf` from vector `to`, one per 16-byte column (column `c` lands after the `c`
+/// before it, `rows` rows each: [`super::tma_descriptor`]'s layout), and arms `barrier` for
+/// their bytes. Rows past the tensor's end arrive as zeros.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn tma_rows<E: Float, N: Size>(
+    map: &TensorMap<E, Tiled>,
+    barrier: &Shared<Barrier>,
+    buf: &mut SharedMemory<Vector<E, N>>,
+    to: u32,
+    b: u32,
+    h: u32,
+    start: u32,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+) {
+    let _ = barrier.arrive_and_expect_tx(1u32, comptime!(rows * width * 2));
+    #[unroll]
+    for c in 0..comptime!(width / 8) {
+        let at = (to + c * rows) as usize;
+        barrier.tma_load_4d(
+            map,
+            &mut buf.slice_mut(at, at + rows as usize),
+            b as i32,
+            h as i32,
+            start as i32,
+            comptime!((c * 8) as i32),
+        );
+    }
+}
+
+/// The TMA producer (one thread): Q, then K and V tile by tile into `tile % stages` once the
+/// consumers have released the buffer's previous tile.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn produce_tma<E: Float, N: Size>(
+    q_map: &TensorMap<E, Tiled>,
+    k_map: &TensorMap<E, Tiled>,
+    v_map: &TensorMap<E, Tiled>,
+    q_s: &mut SharedMemory<Vector<E, N>>,
+    k_s: &mut SharedMemory<Vector<E, N>>,
+    v_s: &mut SharedMemory<Vector<E, N>>,
+    q_full: &Shared<Barrier>,
+    k_full: &Sequence<Shared<Barrier>>,
+    v_full: &Sequence<Shared<Barrier>>,
+    k_empty: &Sequence<Shared<Barrier>>,
+    v_empty: &Sequence<Shared<Barrier>>,
+    b: u32,
+    h: u32,
+    kvh: u32,
+    q_first: u32,
+    t_begin: u32,
+    tiles: u32,
+    #[comptime] p: WgmmaFwdParams,
+) {
+    let stages = comptime!(p.stages());
+    tma_rows::<E, N>(
+        q_map,
+        q_full,
+        q_s,
+        0u32,
+        b,
+        h,
+        q_first,
+        comptime!(64 * p.warpgroups),
+        p.head_dim,
+    );
+    let mut i = 0u32;
+    while i < tiles {
+        let stage = i % stages;
+        let start = (t_begin + i) * p.block_kv;
+        if i >= stages {
+            wait_stage(k_empty, stage, i / stages - 1, stages);
+        }
+        #[unroll]
+        for st in 0..stages {
+            if stage == st {
+                tma_rows::<E, N>(
+                    k_map,
+                    k_full.index(st as usize),
+                    k_s,
+                    comptime!(st * p.block_kv * p.head_dim / 8),
+                    b,
+                    kvh,
+                    start,
+                    p.block_kv,
+                    p.head_dim,
+                );
+            }
+        }
+        if i >= stages {
+            wait_stage(v_empty, stage, i / stages - 1, stages);
+        }
+        #[unroll]
+        for st in 0..stages {
+            if stage == st {
+                tma_rows::<E, N>(
+                    v_map,
+                    v_full.index(st as usize),
+                    v_s,
+                    comptime!(st * p.block_kv * p.val_dim / 8),
+                    b,
+                    kvh,
+                    start,
+                    p.block_kv,
+                    p.val_dim,
+                );
+            }
+        }
+        i += 1;
+    }
+}
+
 /// This cube's walk over the keys: `[t_begin, t1, t2, t_end]`, in key tiles. It reads the
 /// tiles `t_begin..t_end` that hold a key some row of the cube may see; those in `t1..t2` are
 /// visible to every row (no mask), the others need one (a window bound inside them, or the
@@ -442,6 +556,9 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
     q: &Tensor<Vector<E, N>>,
     k: &Tensor<Vector<E, N>>,
     v: &Tensor<Vector<E, N>>,
+    q_map: &TensorMap<E, Tiled>,
+    k_map: &TensorMap<E, Tiled>,
+    v_map: &TensorMap<E, Tiled>,
     out: &mut Tensor<Vector<E, NO>>,
     lse: &mut Tensor<f32>,
     s: &PortableScalars,
@@ -470,24 +587,27 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
     let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
     let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
     let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
+    // 128-byte aligned: TMA writes whole 128-byte lines.
     let mut q_s = SharedMemory::<Vector<E, N>>::new_aligned(
         comptime!((block_q * p.head_dim / 8) as usize),
-        16usize,
+        128usize,
     );
     let mut k_s = SharedMemory::<Vector<E, N>>::new_aligned(
         comptime!((p.stages() * p.block_kv * p.head_dim / 8) as usize),
-        16usize,
+        128usize,
     );
     let mut v_s = SharedMemory::<Vector<E, N>>::new_aligned(
         comptime!((p.stages() * p.block_kv * p.val_dim / 8) as usize),
-        16usize,
+        128usize,
     );
-    // `full`: the producer's 128 threads have copied a buffer; `empty`: every consumer thread
-    // is past the products that read it.
-    let q_full = Barrier::shared(128u32, tid == 0);
+    // `full`: the producer's 128 threads have copied a buffer (with TMA: its one thread has
+    // armed the barrier and the bytes have landed); `empty`: every consumer thread is past the
+    // products that read it.
+    let fillers = comptime!(if p.tma { 1u32 } else { 128u32 });
+    let q_full = Barrier::shared(fillers, tid == 0);
     let stages = comptime!(p.stages());
-    let k_full = stage_barriers(128u32, tid == 0, stages);
-    let v_full = stage_barriers(128u32, tid == 0, stages);
+    let k_full = stage_barriers(fillers, tid == 0, stages);
+    let v_full = stage_barriers(fillers, tid == 0, stages);
     let k_empty = stage_barriers(consumers, tid == 0, stages);
     let v_empty = stage_barriers(consumers, tid == 0, stages);
 
@@ -498,7 +618,16 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
         if comptime!(p.warpgroups > 1) {
             set_max_registers(WgmmaFwdParams::PRODUCER_REGISTERS);
         }
-        if tiles > 0 {
+        if comptime!(p.tma) {
+            // The barriers' initialisation is visible to the async proxy before any copy.
+            sync_async_proxy_shared();
+            if tid == consumers && tiles > 0 {
+                produce_tma::<E, N>(
+                    q_map, k_map, v_map, &mut q_s, &mut k_s, &mut v_s, &q_full, &k_full, &v_full,
+                    &k_empty, &v_empty, b, h, kvh, q_first, t_begin, tiles, p,
+                );
+            }
+        } else if tiles > 0 {
             let producer_tid = tid - consumers;
             stage_rows::<E, N>(
                 q,
@@ -624,9 +753,16 @@ fn consume<E: Float, N: Size>(
     // Descriptors: this warpgroup's 64 rows of Q (K-major A, laid out as a K-major B of
     // n = 64), buffer 0 of K and of V; buffer 1 is a tile's bytes further.
     let warpgroup = plane / 4;
-    let (q_lbo, q_sbo, q_step) = comptime!(b_descriptor(64, p.head_dim, false));
+    let (q_lbo, q_sbo, q_step) = comptime!(if p.tma {
+        tma_descriptor(64 * p.warpgroups, false)
+    } else {
+        b_descriptor(64, p.head_dim, false)
+    });
+    // This warpgroup's first row: 64 rows further per warpgroup (one vector a row with TMA's
+    // columns, eight core matrices of D / 8 vectors without).
+    let q_row0 = comptime!(if p.tma { 64 } else { 8 * p.head_dim });
     let q_desc = descriptor::<u16>(
-        smem_address::<E, N>(&q_s.slice((warpgroup * comptime!(8 * p.head_dim)) as usize, 1usize)),
+        smem_address::<E, N>(&q_s.slice((warpgroup * q_row0) as usize, 1usize)),
         q_lbo,
         q_sbo,
         q_step,
@@ -650,7 +786,7 @@ fn consume<E: Float, N: Size>(
     q_full.wait_parity(0u32);
     let stages = comptime!(p.stages());
     wait_stage(k_full, 0u32, 0u32, stages);
-    let (k_lbo, k_sbo, k_step) = comptime!(b_descriptor(p.block_kv, p.head_dim, false));
+    let (k_lbo, k_sbo, k_step) = comptime!(k_layout(p));
     let k0 = descriptor::<E>(k_addr, k_lbo, k_sbo, k_step);
     wgmma_ss_issue::<E>(&q_desc, &k0, &mut s_acc, p.block_kv, p.head_dim);
     wgmma_wait(&mut s_acc, &mut token, false);
@@ -765,7 +901,7 @@ fn consume<E: Float, N: Size>(
         p_frag[i as usize] = p_next[i as usize];
     }
     wait_stage(v_full, j % stages, j / stages, stages);
-    let (v_lbo, v_sbo, v_step) = comptime!(b_descriptor(p.val_dim, p.block_kv, true));
+    let (v_lbo, v_sbo, v_step) = comptime!(v_layout(p));
     let v_tile_bytes = comptime!(p.block_kv * p.val_dim * 2);
     let v_last = descriptor::<u16>(v_addr + (j % stages) * v_tile_bytes, v_lbo, v_sbo, v_step);
     wgmma_issue::<E, u16>(&p_frag, &v_last, o_acc, p.val_dim, p.block_kv);
@@ -804,8 +940,8 @@ fn key_step<E: Float>(
 ) {
     let stages = comptime!(p.stages());
     let s_pairs = comptime!(p.block_kv / 4);
-    let (k_lbo, k_sbo, k_step) = comptime!(b_descriptor(p.block_kv, p.head_dim, false));
-    let (v_lbo, v_sbo, v_step) = comptime!(b_descriptor(p.val_dim, p.block_kv, true));
+    let (k_lbo, k_sbo, k_step) = comptime!(k_layout(p));
+    let (v_lbo, v_sbo, v_step) = comptime!(v_layout(p));
     let k_tile_bytes = comptime!(p.block_kv * p.head_dim * 2);
     let v_tile_bytes = comptime!(p.block_kv * p.val_dim * 2);
     let next = j + 1;
@@ -837,5 +973,23 @@ fn key_step<E: Float>(
     release_stage(v_empty, j % stages, stages);
     if any {
         rescale(o_acc, alpha, p.val_dim);
+    }
+}
+
+/// The K tiles' descriptor distances: TMA's columns or the core-matrix layout.
+const fn k_layout(p: WgmmaFwdParams) -> (u32, u32, u32) {
+    if p.tma {
+        tma_descriptor(p.block_kv, false)
+    } else {
+        b_descriptor(p.block_kv, p.head_dim, false)
+    }
+}
+
+/// The V tiles' descriptor distances (MN-major B): TMA's columns or the core-matrix layout.
+const fn v_layout(p: WgmmaFwdParams) -> (u32, u32, u32) {
+    if p.tma {
+        tma_descriptor(p.block_kv, true)
+    } else {
+        b_descriptor(p.val_dim, p.block_kv, true)
     }
 }

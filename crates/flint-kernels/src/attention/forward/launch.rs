@@ -216,7 +216,16 @@ fn launch_with<R: Runtime>(
                 has_right: right.is_some(),
                 heads_major,
                 out_vec: out_vec as u32,
+                tma: true,
                 ..c.wgmma_params(problem.head_dim, problem.val_dim)
+            };
+            let (bq, bkv) = (c.block_q as usize, c.block_kv as usize);
+            let (Some(q_map), Some(k_map), Some(v_map)) = (
+                tile_map(&args.q, bq, dtype),
+                tile_map(&args.k, bkv, dtype),
+                tile_map(&args.v, bkv, dtype),
+            ) else {
+                return Err("the wgmma kernel's inputs must be tensor handles".into());
             };
             // SAFETY: the kernel guards each global index against the shapes it is given
             // (rows past Sq or Sk are zero-filled and masked); its shared-memory layout is
@@ -231,6 +240,9 @@ fn launch_with<R: Runtime>(
                     args.q,
                     args.k,
                     args.v,
+                    q_map,
+                    k_map,
+                    v_map,
                     args.out,
                     args.lse,
                     scalars,
@@ -382,6 +394,23 @@ fn launch_with<R: Runtime>(
         }
     }
     Ok(())
+}
+
+/// A TMA map of `t` (`[B, H, S, D]`) that copies `rows` rows of one 8-element column of one
+/// (batch, head) at a time, or `None` for an aliased argument.
+pub(crate) fn tile_map<R: Runtime>(
+    t: &TensorArg<R>,
+    rows: usize,
+    dtype: StorageType,
+) -> Option<TensorMapArg<R, Tiled>> {
+    let TensorArg::Handle { handle } = t else {
+        return None;
+    };
+    let tensor = TensorArg::Handle {
+        handle: handle.clone(),
+    };
+    let tile_size = [1, 1, rows, 8].to_vec().into();
+    Some(TensorMapArg::new(TiledArgs { tile_size }, tensor, dtype))
 }
 
 /// Units per cube of the split-K merge (one per output element).
