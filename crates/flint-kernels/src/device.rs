@@ -57,16 +57,27 @@ impl DeviceLimits {
                     .atomic_type_usage(f32x2)
                     .contains(cubecl::ir::features::AtomicUsage::Add)
             },
-            // CubeCL's CUDA runtime does not report the compute capability; it registers TMA
-            // from sm_90 and its wide im2col from sm_100, so the pair marks 9.x.
-            wgmma: {
-                use cubecl::ir::features::Tma;
-                let tma = props.features.tma;
-                R::name(client) == "cuda"
-                    && tma.contains(Tma::Base)
-                    && !tma.contains(Tma::Im2colWide)
-            },
+            wgmma: wgmma_device(client),
         }
+    }
+}
+
+/// Whether `client`'s device runs warpgroup MMA and this build's compiler emits it. CubeCL's
+/// CUDA runtime does not report the compute capability; it registers TMA from sm_90 and its
+/// wide im2col from sm_100, so the pair marks 9.x.
+fn wgmma_device<R: Runtime>(client: &ComputeClient<R>) -> bool {
+    use cubecl::ir::features::Tma;
+    let tma = client.properties().features.tma;
+    let sm90 =
+        R::name(client) == "cuda" && tma.contains(Tma::Base) && !tma.contains(Tma::Im2colWide);
+    #[cfg(feature = "cuda")]
+    {
+        sm90 && crate::wgmma::compiler_emits_wgmma(client)
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        let _ = sm90;
+        false
     }
 }
 

@@ -174,6 +174,91 @@ pub fn cuda_device_has_wgmma(index: usize) -> bool {
     crate::device::cuda_identity(index).is_some_and(|(_, cc, _)| cc == "sm_90")
 }
 
+/// Whether this build's CUDA compiler turns a manual MMA of `m = 64` into `wgmma`: flint's
+/// patched `cubecl-cpp` does, the published one does not (a workspace that depends on flint
+/// without repeating its `[patch.crates-io]` entries gets the latter). Answered once per
+/// process by compiling, not launching, a one-product kernel through `client`.
+#[cfg(feature = "cuda")]
+pub fn compiler_emits_wgmma<R: Runtime>(client: &ComputeClient<R>) -> bool {
+    static ANSWER: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ANSWER.get_or_init(|| {
+        // An unpatched compiler may panic on the shape rather than return an error.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            product_source(client).is_ok_and(|s| s.contains("wgmma.mma_async.sync.aligned"))
+        }))
+        .unwrap_or(false)
+    })
+}
+
+/// The CUDA source of a 64 x 64 x 16 warpgroup product (bf16 into f32), compiled for sm_90.
+#[cfg(feature = "cuda")]
+fn product_source<R: Runtime>(client: &ComputeClient<R>) -> Result<String, String> {
+    use check::wgmma_product as m;
+    use cubecl::ir::{ElemType, FloatKind};
+    use cubecl::prelude::{DynamicScalar, DynamicSize, KernelLauncher, KernelSettings};
+    let dtype = StorageType::Scalar(ElemType::Float(FloatKind::BF16));
+    let settings = KernelSettings::default().cube_dim(CubeDim::new_2d(32, 4));
+    let mut launcher = KernelLauncher::<R>::new(settings.clone());
+    launcher.with_scope(|scope| {
+        scope.device_properties(client.properties());
+        scope.register_type::<DynamicScalar<m::_E>>(dtype);
+        scope.register_size::<DynamicSize<m::_N>>(8);
+    });
+    let handle = client.create_from_slice(&[0u8; 64]);
+    // SAFETY: nothing launches; the handle only stands in for each array's binding.
+    let array = || unsafe { ArrayArg::<R>::from_raw_parts(handle.clone(), 16) };
+    let a = <Array<m::E> as LaunchArg>::register(array(), &mut launcher);
+    let b = <Array<Vector<m::E, m::N>> as LaunchArg>::register(array(), &mut launcher);
+    let c = <Array<f32> as LaunchArg>::register(array(), &mut launcher);
+    <u32 as LaunchArg>::register(0u32, &mut launcher);
+    <u32 as LaunchArg>::register(0u32, &mut launcher);
+    let kernel = m::WgmmaProduct::<R>::new(
+        settings,
+        client.clone(),
+        a,
+        b,
+        c,
+        (),
+        (),
+        8usize,
+        64,
+        16,
+        false,
+        dtype,
+    );
+    cuda_kernel_source(kernel)
+}
+
+/// A kernel's CUDA source as the CUDA runtime compiles it for an sm_90 device (CUDA 12.8+).
+// The options type is only reachable as the compiler's associated type: no struct literal.
+#[cfg(feature = "cuda")]
+#[allow(clippy::field_reassign_with_default)]
+pub(crate) fn cuda_kernel_source<K: cubecl::prelude::CubeKernel>(
+    kernel: K,
+) -> Result<String, String> {
+    use cubecl::prelude::{ExecutionMode, KernelTask};
+    let task = KernelTask::<cubecl::cuda::CudaCompiler, _>::new(kernel);
+    let mut options =
+        <cubecl::cuda::CudaCompiler as cubecl::Compiler>::CompilationOptions::default();
+    options.warp_size = 32;
+    let features = &mut options.supports_features;
+    features.fast_math = true;
+    features.fast_tanh = true;
+    features.grid_constants = true;
+    features.clusters = true;
+    features.elect_sync = true;
+    let u32_type = u32::as_type_native_unchecked().storage_type();
+    cubecl::CubeTask::compile(
+        &task,
+        &mut Default::default(),
+        &options,
+        ExecutionMode::Unchecked,
+        u32_type,
+    )
+    .map(|k| k.source)
+    .map_err(|e| e.to_string())
+}
+
 pub mod attention;
 pub mod check;
 pub mod pipelined;

@@ -71,7 +71,8 @@ impl<M: DialectWmmaCompiler<Self>> DialectIncludes<Self> for CudaDialect<M> {
         let light_barrier = flags.op_barrier
             && !flags.op_barrier_full
             && !flags.op_pipeline
-            && !flags.inst_tma
+            && !flags.inst_tma_full
+            && !flags.inst_tma_im2col
             && !flags.inst_ptx_wrappers
             && !flags.indexes.cluster_pos;
         if light_barrier {
@@ -862,6 +863,43 @@ namespace device {
 __device__ __forceinline__ unsigned long long *barrier_native_handle(barrier<thread_scope_block> &bar) {
   return &bar.__mbar;
 }
+#if __CUDA_ARCH__ >= 900
+// Transaction counts and tiled TMA loads (sm_90): libcu++'s names, a few lines of PTX each.
+__device__ __forceinline__ void barrier_expect_tx(barrier<thread_scope_block> &bar, long long tx) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" :: "r"(bar.__addr()), "r"((unsigned int)tx) : "memory");
+}
+__device__ __forceinline__ barrier<thread_scope_block>::arrival_token barrier_arrive_tx(barrier<thread_scope_block> &bar, long long count, long long tx) {
+  barrier_expect_tx(bar, tx);
+  barrier<thread_scope_block>::arrival_token token;
+  asm volatile("mbarrier.arrive.release.cta.shared::cta.b64 %0, [%1], %2;" : "=l"(token) : "r"(bar.__addr()), "r"((unsigned int)count) : "memory");
+  return token;
+}
+namespace experimental {
+__device__ __forceinline__ void fence_proxy_async_shared_cta() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+__device__ __forceinline__ void cp_async_bulk_tensor_1d_global_to_shared(void *dst, const void *map, int c0, barrier<thread_scope_block> &bar) {
+  asm volatile("cp.async.bulk.tensor.1d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3}], [%2];"
+               :: "r"((unsigned int)__cvta_generic_to_shared(dst)), "l"(map), "r"(bar.__addr()), "r"(c0) : "memory");
+}
+__device__ __forceinline__ void cp_async_bulk_tensor_2d_global_to_shared(void *dst, const void *map, int c0, int c1, barrier<thread_scope_block> &bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];"
+               :: "r"((unsigned int)__cvta_generic_to_shared(dst)), "l"(map), "r"(bar.__addr()), "r"(c0), "r"(c1) : "memory");
+}
+__device__ __forceinline__ void cp_async_bulk_tensor_3d_global_to_shared(void *dst, const void *map, int c0, int c1, int c2, barrier<thread_scope_block> &bar) {
+  asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5}], [%2];"
+               :: "r"((unsigned int)__cvta_generic_to_shared(dst)), "l"(map), "r"(bar.__addr()), "r"(c0), "r"(c1), "r"(c2) : "memory");
+}
+__device__ __forceinline__ void cp_async_bulk_tensor_4d_global_to_shared(void *dst, const void *map, int c0, int c1, int c2, int c3, barrier<thread_scope_block> &bar) {
+  asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6}], [%2];"
+               :: "r"((unsigned int)__cvta_generic_to_shared(dst)), "l"(map), "r"(bar.__addr()), "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
+}
+__device__ __forceinline__ void cp_async_bulk_tensor_5d_global_to_shared(void *dst, const void *map, int c0, int c1, int c2, int c3, int c4, barrier<thread_scope_block> &bar) {
+  asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6, %7}], [%2];"
+               :: "r"((unsigned int)__cvta_generic_to_shared(dst)), "l"(map), "r"(bar.__addr()), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4) : "memory");
+}
+}
+#endif
 }
 }
 namespace cooperative_groups {

@@ -101,6 +101,9 @@ pub struct Flags<D: Dialect> {
     pub inst_setmaxnreg: bool,
     pub op_pipeline: bool,
     pub inst_tma: bool,
+    // flint patch: TMA beyond what the light CUDA prelude implements (tiled loads into shared
+    // memory, transaction counts, the async-proxy fence): stores, bulk groups, output maps.
+    pub inst_tma_full: bool,
     pub inst_tma_im2col: bool,
     pub inst_wmma: bool,
     pub inst_ptx_wrappers: bool,
@@ -149,6 +152,7 @@ impl<D: Dialect> Default for Flags<D> {
             inst_setmaxnreg: Default::default(), // flint patch
             op_pipeline: Default::default(),
             inst_tma: Default::default(),
+            inst_tma_full: Default::default(), // flint patch
             inst_tma_im2col: Default::default(),
             inst_wmma: Default::default(),
             inst_ptx_wrappers: Default::default(),
@@ -276,6 +280,7 @@ impl<D: Dialect> CppCompiler<D> {
             elem_f16: self.flags.elem_f16,
             elem_tf32: self.flags.elem_tf32,
             inst_tma: self.flags.inst_tma,
+            inst_tma_full: self.flags.inst_tma_full, // flint patch
             inst_tma_im2col: self.flags.inst_tma_im2col,
             inst_async_copy: self.flags.inst_async_copy,
             inst_ptx_wrappers: self.flags.inst_ptx_wrappers,
@@ -737,7 +742,7 @@ impl<D: Dialect> CppCompiler<D> {
                     offset_out,
                     indices,
                 } => {
-                    self.flags.op_barrier_full = true; // flint patch
+                    // flint patch: in the light prelude (tiled TMA loads and transaction counts).
                     instructions.push(Instruction::Barrier(
                         super::barrier::BarrierOps::MemCopyAsyncTensorGlobalToShared {
                             barrier: self.compile_variable(barrier),
@@ -788,7 +793,7 @@ impl<D: Dialect> CppCompiler<D> {
                     arrive_count_update,
                     transaction_count_update,
                 } => {
-                    self.flags.op_barrier_full = true; // flint patch
+                    // flint patch: in the light prelude (tiled TMA loads and transaction counts).
                     instructions.push(Instruction::Barrier(super::barrier::BarrierOps::ArriveTx {
                         barrier: self.compile_variable(barrier),
                         token: self.compile_variable(out.unwrap()),
@@ -808,7 +813,7 @@ impl<D: Dialect> CppCompiler<D> {
                     barrier,
                     transaction_count_update,
                 } => {
-                    self.flags.op_barrier_full = true; // flint patch
+                    // flint patch: in the light prelude (tiled TMA loads and transaction counts).
                     instructions.push(Instruction::Barrier(super::barrier::BarrierOps::ExpectTx {
                         barrier: self.compile_variable(barrier),
                         transaction_count_update: self.compile_variable(transaction_count_update),
@@ -841,6 +846,7 @@ impl<D: Dialect> CppCompiler<D> {
             },
             gpu::Operation::Tma(tma_ops) => {
                 self.flags.inst_tma = true;
+                self.flags.inst_tma_full = true; // flint patch
                 match tma_ops {
                     gpu::TmaOps::TmaStore {
                         source,
@@ -1750,6 +1756,7 @@ impl<D: Dialect> CppCompiler<D> {
             }
             gpu::VariableKind::TensorMapOutput(id) => {
                 self.flags.inst_tma = true;
+                self.flags.inst_tma_full = true; // flint patch
                 Variable::TensorMap(id)
             }
             gpu::VariableKind::LocalMut { id } => Variable::LocalMut {
