@@ -588,7 +588,15 @@ where
                 mma(64, 32).with_planes(8),
             ]
             .map(AttentionBwdConfig::with_grid);
-            for config in tilings.into_iter().chain(wide).chain(fused).chain(grid) {
+            // The warpgroup-MMA backward (sm_90; refused, and said so, elsewhere).
+            let wgmma = [AttentionBwdConfig::new(Variant::Wgmma, 128, 128)];
+            for config in tilings
+                .into_iter()
+                .chain(wide)
+                .chain(fused)
+                .chain(grid)
+                .chain(wgmma)
+            {
                 let (bq, bkv) = (config.block_q, config.block_kv);
                 let planes = if config.planes == 4 {
                     String::new()
@@ -596,7 +604,9 @@ where
                     format!("-p{}", config.planes)
                 };
                 let grid = if config.grid { "-grid" } else { "" };
-                let name = if config.fused_dq {
+                let name = if config.variant == Variant::Wgmma {
+                    format!("flint-wgmma{bq}x{bkv}")
+                } else if config.fused_dq {
                     format!("flint-mma{bq}-fused{planes}{grid}")
                 } else {
                     format!("flint-mma{bq}x{bkv}{planes}{grid}")

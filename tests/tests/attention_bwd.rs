@@ -808,6 +808,39 @@ fn tall_grid_gradients_match_reference_on_gpu() {
     check_half_gradients_on(&[FloatDType::BF16], cases, || vec![Some(tall)]);
 }
 
+/// The warpgroup-MMA backward (two TMA-fed kernels, sm_90) against the f64 reference in bf16
+/// and f16: partial query and key tiles, GQA with causal masks (`Sq < Sk`, and `Sq > Sk` with
+/// rows that see no key), a window with both bounds, `Dv != D`.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA on an sm_90 GPU: warpgroup MMA (run with --features cuda)"
+)]
+fn wgmma_gradients_match_reference_on_gpu() {
+    use flint::{AttentionBwdConfig, Variant};
+    if !gpu_limits().wgmma {
+        eprintln!("SKIPPED wgmma_gradients_match_reference_on_gpu: no warpgroup MMA (sm_90)");
+        return;
+    }
+    let mut cases = vec![("plain d128 s300", Case::new(1, 2, 2, 300, 300, 128))];
+    let mut c = Case::new(1, 8, 2, 200, 333, 128);
+    c.opts.causal = true;
+    cases.push(("gqa4 causal sq<sk d128", c));
+    let mut c = Case::new(1, 2, 1, 400, 150, 64);
+    c.opts.causal = true;
+    cases.push(("gqa2 causal sq>sk (rows with no key) d64", c));
+    let mut c = Case::new(1, 2, 2, 600, 550, 64);
+    c.opts.window = (Some(150), Some(40));
+    cases.push(("window left 150 right 40 d64", c));
+    let mut c = Case::new(1, 2, 2, 260, 190, 128);
+    c.dv = 64;
+    cases.push(("dv 64 d128", c));
+    let wgmma = AttentionBwdConfig::new(Variant::Wgmma, 128, 128);
+    check_half_gradients_on(&[FloatDType::BF16, FloatDType::F16], cases, || {
+        vec![Some(wgmma)]
+    });
+}
+
 /// Runs every half-precision case in each of `dtypes` under each config `forced` gives
 /// (`None`: the selector's choice) and checks dQ, dK, dV and the bias gradient against the
 /// f64 reference, with a tolerance of twice an unfused backward's error in the same

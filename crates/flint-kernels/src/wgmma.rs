@@ -260,5 +260,6 @@ pub(crate) fn cuda_kernel_source<K: cubecl::prelude::CubeKernel>(
 }
 
 pub mod attention;
+pub mod backward;
 pub mod check;
 pub mod pipelined;

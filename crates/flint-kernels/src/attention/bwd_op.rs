@@ -83,6 +83,29 @@ impl AttentionBwdOp {
     fn mma_refusal(&self, inv: &Invocation) -> Option<String> {
         super::op::mma_refusal(&self.limits, inv)
     }
+
+    /// Why the warpgroup-MMA backward cannot run `inv`: it needs the forward variant's device
+    /// and has no bias, bias gradient, softcap or dropout.
+    fn wgmma_refusal(&self, inv: &Invocation) -> Option<String> {
+        if !self.limits.wgmma {
+            return Some("the device has no warpgroup MMA (CUDA sm_90a)".into());
+        }
+        if let Some(why) = self.mma_refusal(inv) {
+            return Some(why);
+        }
+        let sig = inv.signature();
+        for feature in ["bias", "dbias", "softcap", "dropout"] {
+            if matches!(sig.get(feature), Some(SigValue::Bool(true))) {
+                return Some(format!("the wgmma backward has no {feature}"));
+            }
+        }
+        None
+    }
+
+    /// The warpgroup-MMA backward (two kernels of 128 rows per cube).
+    pub(crate) fn wgmma() -> AttentionBwdConfig {
+        AttentionBwdConfig::new(Variant::Wgmma, 128, 128)
+    }
 }
 
 impl Op for AttentionBwdOp {
@@ -96,8 +119,9 @@ impl Op for AttentionBwdOp {
         // 2: double-buffered tiles (twice the shared memory) change which tiling is
         // fastest; 3: the fused dQ joined the candidates; 4: three candidates, measured on
         // an H100 (docs/PERF.md); 5: eight-plane cubes; 6: the fused dQ with its planes as
-        // a grid; 7: the fused grid with 128-query tiles up to D = 64. Re-tune.
-        7
+        // a grid; 7: the fused grid with 128-query tiles up to D = 64; 8: the warpgroup-MMA
+        // backward joins the candidates on sm_90. Re-tune.
+        8
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {
@@ -167,6 +191,10 @@ impl Op for AttentionBwdOp {
         } else {
             all.push(Self::fused_wide());
         }
+        let sig = inv.signature();
+        if sig.size("seq_q").is_ok_and(|x| x >= 128) && sig.size("seq_kv").is_ok_and(|x| x >= 128) {
+            all.push(Self::wgmma());
+        }
         let fit = fitting(all);
         if fit.is_empty() {
             fitting(Self::configs(Variant::Mma, &[(32, 32)]))
@@ -212,15 +240,28 @@ impl Op for AttentionBwdOp {
             }
         }
         match c.variant {
-            Variant::Cmma | Variant::Wgmma => {
-                return Err(format!(
-                    "the {} variant is forward-only (the backward runs portable or mma)",
-                    if c.variant == Variant::Cmma {
-                        "cmma"
-                    } else {
-                        "wgmma"
+            Variant::Cmma => {
+                return Err(
+                    "the cmma variant is forward-only (the backward runs portable, mma or wgmma)"
+                        .into(),
+                );
+            }
+            Variant::Wgmma => {
+                if let Some(why) = self.wgmma_refusal(inv) {
+                    return Err(why);
+                }
+                if (c.block_q, c.block_kv) != (128, 128) || c.planes != MMA_PLANES {
+                    return Err(format!(
+                        "the wgmma backward runs 128 queries (dQ) and 128 keys (dK/dV) per cube \
+                         with the default planes; got block_q {}, block_kv {}, planes {}",
+                        c.block_q, c.block_kv, c.planes
+                    ));
+                }
+                for (name, x) in [("head_dim", d), ("val_dim", dv)] {
+                    if !matches!(x, 64 | 128) {
+                        return Err(format!("{name} {x} is not 64 or 128 (the wgmma backward)"));
                     }
-                ));
+                }
             }
             Variant::Portable => {
                 if c.planes != MMA_PLANES {
@@ -541,5 +582,43 @@ mod tests {
         let c: AttentionBwdConfig =
             serde_yaml::from_str("{variant: mma, block_q: 64, block_kv: 32}").unwrap();
         assert_eq!(c, AttentionBwdConfig::new(Variant::Mma, 64, 32));
+    }
+
+    #[test]
+    fn the_warpgroup_backward_joins_where_it_runs() {
+        let hopper = AttentionBwdOp::new(DeviceLimits {
+            wgmma: true,
+            ..h100(true).limits
+        });
+        let wgmma = AttentionBwdOp::wgmma();
+        assert!(hopper.candidates(&call(128)).contains(&wgmma));
+        assert!(hopper.candidates(&call(64)).contains(&wgmma));
+        hopper.check(&call(128), &wgmma).unwrap();
+        // Not without the device, above D = 128, or with what the kernels lack.
+        assert!(!h100(true).candidates(&call(128)).contains(&wgmma));
+        let e = h100(true).check(&call(128), &wgmma).unwrap_err();
+        assert!(e.contains("warpgroup MMA"), "{e}");
+        let e = hopper.check(&call(256), &wgmma).unwrap_err();
+        assert!(e.contains("head_dim 256"), "{e}");
+        for feature in ["bias", "dbias", "softcap", "dropout"] {
+            let e = hopper
+                .check(&call_with(128, &[feature]), &wgmma)
+                .unwrap_err();
+            assert!(e.contains(feature), "{e}");
+            assert!(
+                !hopper
+                    .candidates(&call_with(128, &[feature]))
+                    .contains(&wgmma)
+            );
+        }
+        let other = AttentionBwdConfig::new(Variant::Wgmma, 64, 128);
+        assert!(
+            hopper
+                .check(&call(128), &other)
+                .unwrap_err()
+                .contains("block_q 64")
+        );
+        // It fits the device's shared memory and threads at D = 128.
+        assert!(wgmma.smem_bytes(128, 128) <= 232_448 && wgmma.units() == 384);
     }
 }

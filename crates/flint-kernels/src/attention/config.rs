@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::wgmma::attention::WgmmaFwdParams;
+use crate::wgmma::backward::WgmmaBwdParams;
 
 /// Planes (warps) per cube of the MMA variant.
 pub const MMA_PLANES: u32 = 4;
@@ -217,8 +218,21 @@ impl AttentionBwdConfig {
                 let dq = 2 * (rows + 2 * bkv) * (d + dv + 16);
                 dkdv.max(dq)
             }
-            // No cmma or wgmma backward: the op refuses the variant before asking.
-            Variant::Cmma | Variant::Wgmma => 0,
+            // No cmma backward: the op refuses the variant before asking.
+            Variant::Cmma => 0,
+            // The larger of the dK/dV and dQ kernels' (the same shape, mirrored).
+            Variant::Wgmma => self.wgmma_params(d, dv).shared_bytes() as usize,
+        }
+    }
+
+    /// The warpgroup-MMA backward's compile-time shape: two consumer warpgroups.
+    pub(crate) fn wgmma_params(&self, head_dim: usize, val_dim: usize) -> WgmmaBwdParams {
+        WgmmaBwdParams {
+            warpgroups: 2,
+            head_dim: head_dim as u32,
+            val_dim: val_dim as u32,
+            out_vec: 2,
+            ..WgmmaBwdParams::default()
         }
     }
 
@@ -226,7 +240,9 @@ impl AttentionBwdConfig {
     pub fn units(&self) -> u32 {
         match self.variant {
             Variant::Portable => self.block_q.max(self.block_kv),
-            Variant::Mma | Variant::Cmma | Variant::Wgmma => self.planes * 32,
+            Variant::Mma | Variant::Cmma => self.planes * 32,
+            // Two consumer warpgroups and the producer's.
+            Variant::Wgmma => 3 * 128,
         }
     }
 }

@@ -527,6 +527,106 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
         },
         [(), (), ()]
     );
+    // The backward's two kernels, causal and not, D = 128 (two consumer warpgroups).
+    for causal in [false, true] {
+        use crate::wgmma::backward::{
+            WgmmaBwdParams, attention_bwd_dkdv_wgmma as kv, attention_bwd_dq_wgmma as q,
+        };
+        let params = WgmmaBwdParams {
+            warpgroups: 2,
+            head_dim: 128,
+            val_dim: 128,
+            has_right: causal,
+            heads_major: causal,
+            out_vec: 2,
+            ..Default::default()
+        };
+        let problem = problem("bf16", 128, 128, causal, false, false, false);
+        let shape = [1usize, 2, 256, 128];
+        let mask = if causal { "_causal" } else { "" };
+        let (settings, mut a) = Args::for_planes(&client, 12);
+        a.launcher.with_scope(|scope| {
+            scope.register_type::<DynamicScalar<kv::_E>>(dtype);
+            scope.register_size::<DynamicSize<kv::_N>>(8);
+            scope.register_size::<DynamicSize<kv::_NO>>(2);
+        });
+        type KvIn = Tensor<Vector<kv::E, kv::N>>;
+        let (qa, ka) = (a.tensor::<KvIn>(&shape, 2), a.tensor::<KvIn>(&shape, 2));
+        let (la, da) = (
+            a.tensor::<Tensor<f32>>(&shape[..3], 4),
+            a.tensor::<Tensor<f32>>(&shape[..3], 4),
+        );
+        let (dka, dva) = (
+            a.tensor::<Tensor<Vector<kv::E, kv::NO>>>(&shape, 2),
+            a.tensor::<Tensor<Vector<kv::E, kv::NO>>>(&shape, 2),
+        );
+        let sc = PortableScalars::register(
+            scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+            &mut a.launcher,
+        );
+        let kernel = kv::AttentionBwdDkdvWgmma::<WgpuRuntime>::new(
+            settings,
+            client.clone(),
+            qa,
+            ka,
+            la,
+            da,
+            (),
+            (),
+            (),
+            (),
+            dka,
+            dva,
+            sc,
+            8usize,
+            2usize,
+            params,
+            dtype,
+        );
+        out.push((
+            format!("attention_bwd_dkdv_wgmma_d128{mask}"),
+            compile(kernel)?,
+        ));
+        let (settings, mut a) = Args::for_planes(&client, 12);
+        a.launcher.with_scope(|scope| {
+            scope.register_type::<DynamicScalar<q::_E>>(dtype);
+            scope.register_size::<DynamicSize<q::_N>>(8);
+            scope.register_size::<DynamicSize<q::_NO>>(2);
+        });
+        type QIn = Tensor<Vector<q::E, q::N>>;
+        let (qa, ka) = (a.tensor::<QIn>(&shape, 2), a.tensor::<QIn>(&shape, 2));
+        let (la, da) = (
+            a.tensor::<Tensor<f32>>(&shape[..3], 4),
+            a.tensor::<Tensor<f32>>(&shape[..3], 4),
+        );
+        let dqa = a.tensor::<Tensor<Vector<q::E, q::NO>>>(&shape, 2);
+        let sc = PortableScalars::register(
+            scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+            &mut a.launcher,
+        );
+        let kernel = q::AttentionBwdDqWgmma::<WgpuRuntime>::new(
+            settings,
+            client.clone(),
+            qa,
+            ka,
+            la,
+            da,
+            (),
+            (),
+            (),
+            (),
+            dqa,
+            sc,
+            8usize,
+            2usize,
+            params,
+            dtype,
+        );
+        out.push((
+            format!("attention_bwd_dq_wgmma_d128{mask}"),
+            compile(kernel)?,
+        ));
+    }
     Ok(out)
 }
 
@@ -648,7 +748,7 @@ mod tests {
         let client = WgpuRuntime::client(&WgpuDevice::default());
         assert!(crate::wgmma::compiler_emits_wgmma(&client));
         let sources = super::wgmma_cuda_sources().expect("the wgmma kernels compile");
-        assert_eq!(sources.len(), 11);
+        assert_eq!(sources.len(), 15);
         for (name, source) in &sources {
             for needle in [
                 "wgmma.fence.sync.aligned",
@@ -662,7 +762,9 @@ mod tests {
             assert!(!source.contains("__stmatrix_"), "{name}: an stmatrix");
             // The pipelined kernel reads Q from shared memory (the SS form) and waits for
             // S with P·V still in flight.
-            let pipelined = name.starts_with("attention_fwd_wgmma_pipelined");
+            // So does the backward (S and dP, both with the other in flight).
+            let pipelined = name.starts_with("attention_fwd_wgmma_pipelined")
+                || name.starts_with("attention_bwd_");
             assert_eq!(
                 source.contains("_f32_ss(") && source.contains(", p, 1, 1, 0, 0; "),
                 pipelined,

@@ -30,7 +30,7 @@
 //! It is the selector's `Variant::Wgmma`: any lengths (rows past `Sq` or `Sk` are zero-filled
 //! by the copies, and keys past `Sk` masked), GQA, windows and causal masks, any strides that
 //! are multiples of 8 elements with a contiguous last dim. A cube walks only the key tiles its
-//! rows may see ([`key_tiles`]): first those a left window bound cuts, then the tiles every
+//! rows may see (`key_tiles`): first those a left window bound cuts, then the tiles every
 //! row sees whole, then those the right bound or the sequence's end cuts, each run in its own
 //! loop so that only the first and last pay for a mask. No bias, softcap or dropout (the op
 //! offers the variant only without them).
@@ -473,7 +473,7 @@ fn produce_tma<E: Float, N: Size>(
 /// end of the sequence). Query `i` sees key `j` where `j ≥ i + Sk − Sq − left` and
 /// `j ≤ i + Sk − Sq + right` (bottom-right alignment, as the other kernels).
 #[cube]
-fn key_tiles(
+pub(super) fn key_tiles(
     q_first: u32,
     seq_q: u32,
     seq_kv: u32,
@@ -512,7 +512,7 @@ fn key_tiles(
 /// and those outside the window. `start` is the tile's first key, `diag` this lane's first
 /// row plus `Sk − Sq` (its second row is 8 further).
 #[cube]
-fn mask_scores(
+pub(super) fn mask_scores(
     s_acc: &mut Array<Vector<f32, Pair>>,
     start: i32,
     diag: i32,

@@ -10,8 +10,11 @@ use cubecl::zspace::Shape;
 use super::dq_accum::{dq_accum_finish, dq_accum_zero};
 use super::mma::{BwdMmaParams, QueryStridesLaunch, attention_bwd_dkdv_mma, attention_bwd_dq_mma};
 use super::portable::{BwdParams, attention_bwd_delta, attention_bwd_dkdv, attention_bwd_dq};
-use crate::attention::forward::{MAX_GRID_Y, causal_order, scalars, vector_ok};
+use crate::attention::forward::{MAX_GRID_Y, causal_order, scalars, tile_map, vector_ok};
 use crate::attention::{AttentionBwdConfig, AttentionBwdOp, AttentionProblem, Variant};
+use crate::wgmma::backward::{
+    TILE, WgmmaBwdParams, attention_bwd_dkdv_wgmma, attention_bwd_dq_wgmma,
+};
 use crate::{CubeclBenchmark, DeviceLimits, Dispatch, KernelError, fingerprint};
 
 /// Units per cube of the delta kernel.
@@ -234,11 +237,110 @@ fn launch_with<R: Runtime>(
         );
     }
     match c.variant {
-        Variant::Cmma | Variant::Wgmma => {
-            return Err(format!(
-                "the {:?} variant has no backward (the op refuses it)",
-                c.variant
-            ));
+        Variant::Cmma => {
+            return Err("the cmma variant has no backward (the op refuses it)".into());
+        }
+        Variant::Wgmma => {
+            let a = args();
+            // TMA reads rows of 16-byte columns: where an input's strides do not allow them,
+            // the calls of this bucket run the two-kernel MMA backward.
+            let wide = [&a.q, &a.k, &a.v, &a.dout]
+                .iter()
+                .all(|t| vector_ok(t.strides(), 8));
+            if !wide {
+                let mma = AttentionBwdConfig::new(Variant::Mma, 64, 64);
+                return launch_with(client, problem, dtype, dbias, &mma, args, dispatch);
+            }
+            let out_vec = if [&a.dq, &a.dk, &a.dv]
+                .iter()
+                .all(|t| vector_ok(t.strides(), 2))
+            {
+                2
+            } else {
+                1
+            };
+            let params = WgmmaBwdParams {
+                has_left: left.is_some(),
+                has_right: right.is_some(),
+                out_vec,
+                ..c.wgmma_params(problem.head_dim, problem.val_dim)
+            };
+            let rows = params.rows() as usize;
+            let tile = TILE as usize;
+            let key_blocks = to_u32(problem.seq_kv.div_ceil(rows), "key blocks")?;
+            let query_blocks = to_u32(problem.seq_q.div_ceil(rows), "query blocks")?;
+            let heads_major = causal_order(problem) && key_blocks.max(query_blocks) <= MAX_GRID_Y;
+            let params = WgmmaBwdParams {
+                heads_major,
+                ..params
+            };
+            let grid = |blocks, heads| {
+                if heads_major {
+                    dispatch.grid(heads, blocks, 1)
+                } else {
+                    dispatch.grid(blocks, heads, 1)
+                }
+            };
+            let maps = |a: &AttentionBwdArgs<R>, q_rows: usize, k_rows: usize| match (
+                tile_map(&a.q, q_rows, dtype),
+                tile_map(&a.k, k_rows, dtype),
+                tile_map(&a.v, k_rows, dtype),
+                tile_map(&a.dout, q_rows, dtype),
+            ) {
+                (Some(q), Some(k), Some(v), Some(d)) => Ok((q, k, v, d)),
+                _ => Err("the wgmma backward's inputs must be tensor handles".to_string()),
+            };
+            let cube = CubeDim::new_2d(32, 4 * params.warpgroups + 4);
+            let (q_map, k_map, v_map, do_map) = maps(&a, tile, rows)?;
+            // SAFETY: TMA zero-fills rows past each tensor's end; the kernel guards every other
+            // global index against the shapes it is given, and its shared memory is sized from
+            // the same parameters (see `crate::attention` on bounds).
+            unsafe {
+                attention_bwd_dkdv_wgmma::launch_unchecked::<R>(
+                    client,
+                    grid(key_blocks, bhkv),
+                    cube,
+                    8,
+                    out_vec as usize,
+                    a.q,
+                    a.k,
+                    a.lse2,
+                    a.delta,
+                    q_map,
+                    k_map,
+                    v_map,
+                    do_map,
+                    a.dk,
+                    a.dv,
+                    scalars::<R>(problem, a.bias_strides, 0)?,
+                    params,
+                    dtype,
+                );
+            }
+            let a = args();
+            let (q_map, k_map, v_map, do_map) = maps(&a, rows, tile)?;
+            // SAFETY: as for the dK/dV kernel above.
+            unsafe {
+                attention_bwd_dq_wgmma::launch_unchecked::<R>(
+                    client,
+                    grid(query_blocks, bh),
+                    cube,
+                    8,
+                    out_vec as usize,
+                    a.q,
+                    a.k,
+                    a.lse2,
+                    a.delta,
+                    q_map,
+                    k_map,
+                    v_map,
+                    do_map,
+                    a.dq,
+                    scalars::<R>(problem, a.bias_strides, 0)?,
+                    params,
+                    dtype,
+                );
+            }
         }
         Variant::Portable => {
             let a = args();

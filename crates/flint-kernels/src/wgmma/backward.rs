@@ -1,0 +1,865 @@
+//! The warpgroup-MMA backward (sm_90a): two kernels, each with a producer warpgroup that
+//! copies by TMA and consumer warpgroups of 64 rows, as the pipelined forward
+//! (`super::pipelined`).
+//!
+//! - `attention_bwd_dkdv_wgmma` owns `64 · warpgroups` keys of one KV head (K and V stay in
+//!   shared memory) and walks the query tiles of every head of its group: `Sᵀ = K·Qᵀ` and
+//!   `dPᵀ = V·dOᵀ` (both operands in shared memory), `Pᵀ = exp2(Sᵀ · scale · log2 e − lse2)`,
+//!   `dSᵀ = Pᵀ ∘ (dPᵀ − delta)`, `dV += Pᵀ·dO` and `dK += dSᵀ·Q` (A from registers, B the
+//!   tile read MN-major). The producer's other threads copy each tile's `lse2` and `delta`.
+//! - `attention_bwd_dq_wgmma` owns `64 · warpgroups` queries and walks the key tiles:
+//!   `S = Q·Kᵀ`, `dP = dO·Vᵀ`, `dS = P ∘ (dP − delta)`, `dQ += dS·K`.
+//!
+//! Seven products per pair of tiles against the fused MMA kernel's five, but no atomics.
+//! Each consumer waits for its products before the elementwise work (other warpgroups keep
+//! the tensor cores busy meanwhile), so masks are plain branches. Windows (causal included)
+//! and GQA; no bias, softcap, dropout or bias gradient (the op offers the variant only
+//! without them). `Sq`, `Sk` any; rows past them arrive as zeros from TMA and are masked.
+
+use cubecl::ir::FastMath;
+use cubecl::prelude::barrier::Barrier;
+use cubecl::prelude::*;
+
+use super::attention::WgmmaFwdParams;
+use super::pipelined::{key_tiles, mask_scores};
+use super::{
+    descriptor, set_max_registers, smem_address, tma_descriptor, wgmma_issue, wgmma_ss_issue,
+    wgmma_wait,
+};
+use crate::attention::forward::mma::{Pair, block_and_head, exp2, write_pair};
+use crate::attention::forward::{LOG2_E, PortableScalars};
+
+/// Compile-time shape of the two backward kernels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct WgmmaBwdParams {
+    /// Consumer warpgroups per cube (64 rows each: keys in dK/dV, queries in dQ).
+    pub warpgroups: u32,
+    /// `D`.
+    pub head_dim: u32,
+    /// `Dv`.
+    pub val_dim: u32,
+    /// A window bound on the left.
+    pub has_left: bool,
+    /// A window bound on the right (causal).
+    pub has_right: bool,
+    /// The grid is `(B·H, blocks)`: every head's heaviest block first under a causal mask.
+    pub heads_major: bool,
+    /// Gradient elements written at once: 2, or 1 where a gradient's strides are odd.
+    pub out_vec: u32,
+}
+
+/// Rows of every streamed tile (query tiles in dK/dV, key tiles in dQ).
+pub const TILE: u32 = 64;
+
+impl WgmmaBwdParams {
+    /// Registers per thread of the producer warpgroup after `setmaxnreg`.
+    pub const PRODUCER_REGISTERS: u32 = 40;
+
+    /// Rows a cube owns.
+    pub const fn rows(&self) -> u32 {
+        64 * self.warpgroups
+    }
+
+    /// Bytes of one streamed stage: two 16-bit tiles of [`TILE`] rows (Q and dO, or K and V)
+    /// plus, in dK/dV, the tile's f32 `lse2` and `delta`.
+    pub const fn stage_bytes(&self) -> u32 {
+        TILE * (self.head_dim + self.val_dim) * 2 + 2 * TILE * 4
+    }
+
+    /// Stages that fit beside the cube's own rows (and 1 KiB of barriers), 2 to 4.
+    pub const fn stages(&self) -> u32 {
+        let own = self.rows() * (self.head_dim + self.val_dim) * 2;
+        let fit = WgmmaFwdParams::SHARED_LIMIT.saturating_sub(own + 1024) / self.stage_bytes();
+        if fit < 2 {
+            2
+        } else if fit > 4 {
+            4
+        } else {
+            fit
+        }
+    }
+
+    /// Shared memory of one cube, in bytes.
+    pub const fn shared_bytes(&self) -> u32 {
+        self.rows() * (self.head_dim + self.val_dim) * 2 + self.stages() * self.stage_bytes()
+    }
+
+    /// Registers per consumer thread after `setmaxnreg` (as the forward's).
+    pub const fn consumer_registers(&self) -> u32 {
+        WgmmaFwdParams {
+            warpgroups: self.warpgroups,
+            block_kv: TILE,
+            head_dim: self.head_dim,
+            val_dim: self.val_dim,
+            pipelined: true,
+            ablation: super::attention::Ablation::None,
+            has_left: false,
+            has_right: false,
+            heads_major: false,
+            out_vec: 2,
+            tma: true,
+        }
+        .consumer_registers()
+    }
+
+    /// The forward's parameters with this kernel's masks, for the shared key walk.
+    const fn walk(&self) -> WgmmaFwdParams {
+        WgmmaFwdParams {
+            warpgroups: self.warpgroups,
+            block_kv: TILE,
+            head_dim: self.head_dim,
+            val_dim: self.val_dim,
+            pipelined: true,
+            ablation: super::attention::Ablation::None,
+            has_left: self.has_left,
+            has_right: self.has_right,
+            heads_major: self.heads_major,
+            out_vec: self.out_vec,
+            tma: true,
+        }
+    }
+}
+
+/// Copies `rows` rows from `start` of head `h` of batch `b` (`width` wide) into `buf` from
+/// vector `to` by TMA, one copy per 16-byte column, counted on `barrier` (whose bytes the
+/// caller armed).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn tma_columns<E: Float, N: Size>(
+    map: &TensorMap<E, Tiled>,
+    barrier: &Shared<Barrier>,
+    buf: &mut SharedMemory<Vector<E, N>>,
+    to: u32,
+    b: u32,
+    h: u32,
+    start: u32,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+) {
+    #[unroll]
+    for c in 0..comptime!(width / 8) {
+        let at = (to + c * rows) as usize;
+        barrier.tma_load_4d(
+            map,
+            &mut buf.slice_mut(at, at + rows as usize),
+            b as i32,
+            h as i32,
+            start as i32,
+            comptime!((c * 8) as i32),
+        );
+    }
+}
+
+/// Waits for phase `use_count % 2` of `barriers[stage]`.
+#[cube]
+fn wait_on(
+    barriers: &Sequence<Shared<Barrier>>,
+    stage: u32,
+    use_count: u32,
+    #[comptime] stages: u32,
+) {
+    let parity = use_count % 2;
+    #[unroll]
+    for s in 0..stages {
+        if stage == s {
+            barriers.index(s as usize).wait_parity(parity);
+        }
+    }
+}
+
+/// This thread's arrival on `barriers[stage]`.
+#[cube]
+fn arrive_on(barriers: &Sequence<Shared<Barrier>>, stage: u32, #[comptime] stages: u32) {
+    #[unroll]
+    for s in 0..stages {
+        if stage == s {
+            barriers.index(s as usize).arrive();
+        }
+    }
+}
+
+/// The elected producer thread's arrival on `barriers[stage]`, expecting `bytes` of copies,
+/// then the copies of two tiles (`a` and `b`, `TILE` rows from `start`) into stage `stage`
+/// of `a_s` and `b_s`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn stage_pair<E: Float, N: Size>(
+    a_map: &TensorMap<E, Tiled>,
+    b_map: &TensorMap<E, Tiled>,
+    barriers: &Sequence<Shared<Barrier>>,
+    a_s: &mut SharedMemory<Vector<E, N>>,
+    b_s: &mut SharedMemory<Vector<E, N>>,
+    stage: u32,
+    batch: u32,
+    head: u32,
+    start: u32,
+    #[comptime] a_width: u32,
+    #[comptime] b_width: u32,
+    #[comptime] stages: u32,
+) {
+    #[unroll]
+    for s in 0..stages {
+        if stage == s {
+            let barrier = barriers.index(s as usize);
+            let _ = barrier.arrive_and_expect_tx(1u32, comptime!(TILE * (a_width + b_width) * 2));
+            tma_columns::<E, N>(
+                a_map,
+                barrier,
+                a_s,
+                comptime!(s * TILE * a_width / 8),
+                batch,
+                head,
+                start,
+                TILE,
+                a_width,
+            );
+            tma_columns::<E, N>(
+                b_map,
+                barrier,
+                b_s,
+                comptime!(s * TILE * b_width / 8),
+                batch,
+                head,
+                start,
+                TILE,
+                b_width,
+            );
+        }
+    }
+}
+
+/// One barrier per stage, each completing when `count` threads have arrived.
+#[cube]
+fn barriers(count: u32, elected: bool, #[comptime] stages: u32) -> Sequence<Shared<Barrier>> {
+    let mut out = Sequence::<Shared<Barrier>>::new();
+    #[unroll]
+    for _ in 0..stages {
+        out.push(Barrier::shared(count, elected));
+    }
+    out
+}
+
+/// The dK/dV kernel. Grid `(ceil(Sk / (64·warpgroups)), B·Hkv)` (swapped with
+/// `heads_major`), cube `(32, 4·warpgroups + 4)`.
+#[cube(launch_unchecked, fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size>(
+    q: &Tensor<Vector<E, N>>,
+    k: &Tensor<Vector<E, N>>,
+    lse2: &Tensor<f32>,
+    delta: &Tensor<f32>,
+    q_map: &TensorMap<E, Tiled>,
+    k_map: &TensorMap<E, Tiled>,
+    v_map: &TensorMap<E, Tiled>,
+    do_map: &TensorMap<E, Tiled>,
+    dk: &mut Tensor<Vector<E, NO>>,
+    dv: &mut Tensor<Vector<E, NO>>,
+    s: &PortableScalars,
+    #[comptime] p: WgmmaBwdParams,
+    #[define(E)] _dtype: StorageType,
+) {
+    let consumers = comptime!(p.warpgroups * 128);
+    let block_k = comptime!(p.rows());
+    let stages = comptime!(p.stages());
+    let lane = UNIT_POS_X;
+    let plane = UNIT_POS_Y;
+    let tid = plane * 32 + lane;
+    let heads = q.shape(1) as u32;
+    let kv_heads = k.shape(1) as u32;
+    let seq_q = q.shape(2) as u32;
+    let seq_kv = k.shape(2) as u32;
+    let order = block_and_head(p.heads_major, false);
+    let b = order[1] / kv_heads;
+    let kvh = order[1] % kv_heads;
+    let k_first = order[0] * block_k;
+    let group = heads / kv_heads;
+
+    // The query tiles any of the block's keys sees: query i sees key j where
+    // j >= i + Sk - Sq - left and j <= i + Sk - Sq + right.
+    let offset = seq_kv as i32 - seq_q as i32;
+    let k_last = min(k_first + block_k, seq_kv) as i32 - 1;
+    let mut q_lo = 0i32;
+    let mut q_hi = seq_q as i32;
+    if comptime!(p.has_right) {
+        q_lo = max(0i32, k_first as i32 - offset - s.right as i32);
+    }
+    if comptime!(p.has_left) {
+        q_hi = min(q_hi, k_last - offset + s.left as i32 + 1);
+    }
+    let t_begin = (q_lo / comptime!(TILE as i32)) as u32;
+    let t_end = select(
+        q_hi > q_lo,
+        ((q_hi + comptime!(TILE as i32 - 1)) / comptime!(TILE as i32)) as u32,
+        t_begin,
+    );
+    let tiles = t_end - t_begin;
+    let steps = tiles * group;
+
+    // K and V of the block, then per stage a Q and a dO tile and their lse2 and delta.
+    let mut k_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((block_k * p.head_dim / 8) as usize),
+        128usize,
+    );
+    let mut v_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((block_k * p.val_dim / 8) as usize),
+        128usize,
+    );
+    let mut q_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((stages * TILE * p.head_dim / 8) as usize),
+        128usize,
+    );
+    let mut do_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((stages * TILE * p.val_dim / 8) as usize),
+        128usize,
+    );
+    let mut lse_s = SharedMemory::<f32>::new(comptime!((stages * TILE) as usize));
+    let mut delta_s = SharedMemory::<f32>::new(comptime!((stages * TILE) as usize));
+    let kv_full = Barrier::shared(1u32, tid == 0);
+    // `full`: the elected producer thread armed it and the copies landed, and every producer
+    // thread stored its share of lse2 and delta; `empty`: every consumer thread is done.
+    let full = barriers(128u32, tid == 0, stages);
+    let empty = barriers(consumers, tid == 0, stages);
+    sync_async_proxy_shared();
+
+    if plane >= comptime!(4 * p.warpgroups) {
+        set_max_registers(WgmmaBwdParams::PRODUCER_REGISTERS);
+        let ptid = tid - consumers;
+        if steps > 0 {
+            if ptid == 0 {
+                let _ = kv_full
+                    .arrive_and_expect_tx(1u32, comptime!(block_k * (p.head_dim + p.val_dim) * 2));
+                tma_columns::<E, N>(
+                    k_map, &kv_full, &mut k_s, 0u32, b, kvh, k_first, block_k, p.head_dim,
+                );
+                tma_columns::<E, N>(
+                    v_map, &kv_full, &mut v_s, 0u32, b, kvh, k_first, block_k, p.val_dim,
+                );
+            }
+            let mut i = 0u32;
+            while i < steps {
+                let stage = i % stages;
+                let h = kvh * group + i / tiles;
+                let q0 = (t_begin + i % tiles) * TILE;
+                if i >= stages {
+                    wait_on(&empty, stage, i / stages - 1, stages);
+                }
+                // The tile's lse2 and delta, 64 values each: threads 0-63 and 64-127, stored
+                // before each thread's arrival releases them.
+                let row = q0 + ptid % TILE;
+                let at = b as usize * lse2.stride(0)
+                    + h as usize * lse2.stride(1)
+                    + min(row, seq_q - 1) as usize * lse2.stride(2);
+                let to = (stage * TILE + ptid % TILE) as usize;
+                if ptid < TILE {
+                    lse_s[to] = lse2[at];
+                } else {
+                    let at_d = b as usize * delta.stride(0)
+                        + h as usize * delta.stride(1)
+                        + min(row, seq_q - 1) as usize * delta.stride(2);
+                    delta_s[to] = delta[at_d];
+                }
+                if ptid == 0 {
+                    stage_pair::<E, N>(
+                        q_map, do_map, &full, &mut q_s, &mut do_s, stage, b, h, q0, p.head_dim,
+                        p.val_dim, stages,
+                    );
+                } else {
+                    arrive_on(&full, stage, stages);
+                }
+                i += 1;
+            }
+        }
+    } else {
+        set_max_registers(comptime!(p.consumer_registers()));
+        let mut dk_acc = Array::<Vector<f32, Pair>>::new(comptime!((p.head_dim / 4) as usize));
+        let mut dv_acc = Array::<Vector<f32, Pair>>::new(comptime!((p.val_dim / 4) as usize));
+        #[unroll]
+        for i in 0..comptime!(p.head_dim / 4) {
+            dk_acc[i as usize] = Vector::new(0.0f32);
+        }
+        #[unroll]
+        for i in 0..comptime!(p.val_dim / 4) {
+            dv_acc[i as usize] = Vector::new(0.0f32);
+        }
+        if steps > 0 {
+            dkdv_consume::<E, N>(
+                &mut dk_acc,
+                &mut dv_acc,
+                &k_s,
+                &v_s,
+                &q_s,
+                &do_s,
+                &lse_s,
+                &delta_s,
+                &kv_full,
+                &full,
+                &empty,
+                k_first,
+                k_last,
+                seq_q,
+                offset,
+                t_begin,
+                tiles,
+                steps,
+                s,
+                p,
+            );
+        }
+        // Row g and g + 8 of this plane's 16 keys.
+        let row0 = k_first + plane * 16 + lane / 4;
+        write_grad::<E, NO>(
+            dk, &dk_acc, row0, seq_kv, b, kvh, s.scale, p.head_dim, p.out_vec,
+        );
+        write_grad::<E, NO>(
+            dv, &dv_acc, row0, seq_kv, b, kvh, 1.0f32, p.val_dim, p.out_vec,
+        );
+    }
+}
+
+/// The consumer warpgroups' walk of [`attention_bwd_dkdv_wgmma`].
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn dkdv_consume<E: Float, N: Size>(
+    dk_acc: &mut Array<Vector<f32, Pair>>,
+    dv_acc: &mut Array<Vector<f32, Pair>>,
+    k_s: &SharedMemory<Vector<E, N>>,
+    v_s: &SharedMemory<Vector<E, N>>,
+    q_s: &SharedMemory<Vector<E, N>>,
+    do_s: &SharedMemory<Vector<E, N>>,
+    lse_s: &SharedMemory<f32>,
+    delta_s: &SharedMemory<f32>,
+    kv_full: &Shared<Barrier>,
+    full: &Sequence<Shared<Barrier>>,
+    empty: &Sequence<Shared<Barrier>>,
+    k_first: u32,
+    k_last: i32,
+    seq_q: u32,
+    offset: i32,
+    t_begin: u32,
+    tiles: u32,
+    steps: u32,
+    s: &PortableScalars,
+    #[comptime] p: WgmmaBwdParams,
+) {
+    let lane = UNIT_POS_X;
+    let plane = UNIT_POS_Y;
+    let t = lane % 4;
+    let stages = comptime!(p.stages());
+    let block_k = comptime!(p.rows());
+    let scale_log2 = s.scale * LOG2_E;
+    let mut token = SharedMemory::<f32>::new(1usize);
+    // This warpgroup's 64 keys as the A operand of Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ.
+    let warpgroup = plane / 4;
+    let (a_lbo, a_sbo, a_step) = comptime!(tma_descriptor(block_k, false));
+    let k_desc = descriptor::<u16>(
+        smem_address::<E, N>(&k_s.slice((warpgroup * 64) as usize, 1usize)),
+        a_lbo,
+        a_sbo,
+        a_step,
+    );
+    let v_desc = descriptor::<u16>(
+        smem_address::<E, N>(&v_s.slice((warpgroup * 64) as usize, 1usize)),
+        a_lbo,
+        a_sbo,
+        a_step,
+    );
+    let q_addr = smem_address::<E, N>(&q_s.slice(0usize, 1usize));
+    let do_addr = smem_address::<E, N>(&do_s.slice(0usize, 1usize));
+    let (b_lbo, b_sbo, b_step) = comptime!(tma_descriptor(TILE, false));
+    let (t_lbo, t_sbo, t_step) = comptime!(tma_descriptor(TILE, true));
+    let q_tile_bytes = comptime!(TILE * p.head_dim * 2);
+    let do_tile_bytes = comptime!(TILE * p.val_dim * 2);
+    // This lane's keys (rows g and g + 8 of its plane's 16).
+    let key0 = (k_first + plane * 16 + lane / 4) as i32;
+
+    let pairs = comptime!(TILE / 4);
+    let mut s_acc = Array::<Vector<f32, Pair>>::new(pairs as usize);
+    let mut dp_acc = Array::<Vector<f32, Pair>>::new(pairs as usize);
+    let mut p_frag = Array::<Vector<E, Pair>>::new(pairs as usize);
+    let mut ds_frag = Array::<Vector<E, Pair>>::new(pairs as usize);
+
+    kv_full.wait_parity(0u32);
+    let mut i = 0u32;
+    while i < steps {
+        let stage = i % stages;
+        let q0 = (t_begin + i % tiles) * TILE;
+        #[unroll]
+        for j in 0..pairs {
+            s_acc[j as usize] = Vector::new(0.0f32);
+            dp_acc[j as usize] = Vector::new(0.0f32);
+        }
+        wait_on(full, stage, i / stages, stages);
+        let q_k = descriptor::<E>(q_addr + stage * q_tile_bytes, b_lbo, b_sbo, b_step);
+        let do_k = descriptor::<E>(do_addr + stage * do_tile_bytes, b_lbo, b_sbo, b_step);
+        wgmma_ss_issue::<E>(&k_desc, &q_k, &mut s_acc, TILE, p.head_dim);
+        wgmma_ss_issue::<E>(&v_desc, &do_k, &mut dp_acc, TILE, p.val_dim);
+        wgmma_wait(&mut s_acc, &mut token, true);
+        wgmma_wait(&mut dp_acc, &mut token, false);
+        // Masks: queries past Sq, and the window's bounds where the tile crosses them.
+        let mut full_tile = q0 + TILE <= seq_q;
+        if comptime!(p.has_right) {
+            full_tile = full_tile && k_last <= q0 as i32 + offset + s.right as i32;
+        }
+        if comptime!(p.has_left) {
+            full_tile =
+                full_tile && k_first as i32 >= (q0 + TILE - 1) as i32 + offset - s.left as i32;
+        }
+        if !full_tile {
+            mask_columns(&mut s_acc, key0, q0 as i32, seq_q as i32, offset, s, p);
+        }
+        // Pᵀ and dSᵀ column by column: lse2 and delta of query 8j + 2t (+1).
+        let base = stage * TILE;
+        #[unroll]
+        for j in 0..comptime!(TILE / 8) {
+            let col = (base + j * 8 + t * 2) as usize;
+            // A query that sees no key has lse2 = -inf and only masked scores: subtract 0
+            // instead, so that they give exp2(-inf) = 0 rather than NaN.
+            let (l0, l1) = (no_key(lse_s[col]), no_key(lse_s[col + 1]));
+            let (d0, d1) = (delta_s[col], delta_s[col + 1]);
+            #[unroll]
+            for r in 0..2u32 {
+                let at = (2 * j + r) as usize;
+                let sv = s_acc[at];
+                let dpv = dp_acc[at];
+                let mut pv = Vector::<f32, Pair>::new(0.0f32);
+                pv[0] = exp2(sv[0] * scale_log2 - l0);
+                pv[1] = exp2(sv[1] * scale_log2 - l1);
+                let mut dsv = Vector::<f32, Pair>::new(0.0f32);
+                dsv[0] = pv[0] * (dpv[0] - d0);
+                dsv[1] = pv[1] * (dpv[1] - d1);
+                p_frag[at] = Vector::cast_from(pv);
+                ds_frag[at] = Vector::cast_from(dsv);
+            }
+        }
+        let do_mn = descriptor::<u16>(do_addr + stage * do_tile_bytes, t_lbo, t_sbo, t_step);
+        let q_mn = descriptor::<u16>(q_addr + stage * q_tile_bytes, t_lbo, t_sbo, t_step);
+        wgmma_issue::<E, u16>(&p_frag, &do_mn, dv_acc, p.val_dim, TILE);
+        wgmma_issue::<E, u16>(&ds_frag, &q_mn, dk_acc, p.head_dim, TILE);
+        wgmma_wait(dv_acc, &mut token, true);
+        wgmma_wait(dk_acc, &mut token, false);
+        arrive_on(empty, stage, stages);
+        i += 1;
+    }
+}
+
+/// Sets the transposed scores (rows: this lane's keys `key0`, `key0 + 8`; columns: queries
+/// `q0 + 8j + 2t` and `+1`) that a query may not see to `-inf`: queries past `seq_q`, and
+/// pairs outside the window.
+#[cube]
+fn mask_columns(
+    s_acc: &mut Array<Vector<f32, Pair>>,
+    key0: i32,
+    q0: i32,
+    seq_q: i32,
+    offset: i32,
+    s: &PortableScalars,
+    #[comptime] p: WgmmaBwdParams,
+) {
+    let t = (UNIT_POS_X % 4) as i32;
+    #[unroll]
+    for r in 0..2u32 {
+        let key = key0 + comptime!(8 * r as i32);
+        #[unroll]
+        for j in 0..comptime!(TILE / 8) {
+            let mut pair = s_acc[(2 * j + r) as usize];
+            #[unroll]
+            for c in 0..2u32 {
+                let query = q0 + comptime!((8 * j + c) as i32) + 2 * t;
+                let mut visible = query < seq_q;
+                if comptime!(p.has_left) {
+                    visible = visible && key >= query + offset - s.left as i32;
+                }
+                if comptime!(p.has_right) {
+                    visible = visible && key <= query + offset + s.right as i32;
+                }
+                pair[c as usize] = select(visible, pair[c as usize], s.neg_inf);
+            }
+            s_acc[(2 * j + r) as usize] = pair;
+        }
+    }
+}
+
+/// `lse2`, or 0 for a query that sees no key (`lse2 = -inf`; all its scores are masked).
+#[cube]
+fn no_key(lse2: f32) -> f32 {
+    select(lse2 < -1.0e30f32, 0.0f32, lse2)
+}
+
+/// Writes the plane's rows `row0` and `row0 + 8` (of head `h` of batch `b`) of a gradient,
+/// times `scale`; rows at or past `rows` are skipped.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn write_grad<E: Float, NO: Size>(
+    out: &mut Tensor<Vector<E, NO>>,
+    acc: &Array<Vector<f32, Pair>>,
+    row0: u32,
+    rows: u32,
+    b: u32,
+    h: u32,
+    scale: f32,
+    #[comptime] width: u32,
+    #[comptime] out_vec: u32,
+) {
+    let t = UNIT_POS_X % 4;
+    #[unroll]
+    for r in 0..2u32 {
+        let row = row0 + r * 8;
+        if row < rows {
+            let base = b as usize * out.stride(0)
+                + h as usize * out.stride(1)
+                + row as usize * out.stride(2);
+            #[unroll]
+            for i in 0..comptime!(width / 8) {
+                let mut pair = acc[(2 * i + r) as usize];
+                pair[0] *= scale;
+                pair[1] *= scale;
+                write_pair::<E, NO>(out, base + (i * 8 + t * 2) as usize, pair, out_vec);
+            }
+        }
+    }
+}
+
+/// The dQ kernel. Grid `(ceil(Sq / (64·warpgroups)), B·H)` (swapped with `heads_major`),
+/// cube `(32, 4·warpgroups + 4)`.
+#[cube(launch_unchecked, fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf)]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
+    q: &Tensor<Vector<E, N>>,
+    k: &Tensor<Vector<E, N>>,
+    lse2: &Tensor<f32>,
+    delta: &Tensor<f32>,
+    q_map: &TensorMap<E, Tiled>,
+    k_map: &TensorMap<E, Tiled>,
+    v_map: &TensorMap<E, Tiled>,
+    do_map: &TensorMap<E, Tiled>,
+    dq: &mut Tensor<Vector<E, NO>>,
+    s: &PortableScalars,
+    #[comptime] p: WgmmaBwdParams,
+    #[define(E)] _dtype: StorageType,
+) {
+    let consumers = comptime!(p.warpgroups * 128);
+    let block_q = comptime!(p.rows());
+    let stages = comptime!(p.stages());
+    let walk_p = comptime!(p.walk());
+    let lane = UNIT_POS_X;
+    let plane = UNIT_POS_Y;
+    let tid = plane * 32 + lane;
+    let heads = q.shape(1) as u32;
+    let seq_q = q.shape(2) as u32;
+    let seq_kv = k.shape(2) as u32;
+    let order = block_and_head(p.heads_major, true);
+    let b = order[1] / heads;
+    let h = order[1] % heads;
+    let kvh = h / s.group;
+    let q_first = order[0] * block_q;
+    let walk = key_tiles(q_first, seq_q, seq_kv, s, walk_p);
+    let t_begin = walk[0];
+    let tiles = walk[3] - t_begin;
+
+    let mut q_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((block_q * p.head_dim / 8) as usize),
+        128usize,
+    );
+    let mut do_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((block_q * p.val_dim / 8) as usize),
+        128usize,
+    );
+    let mut k_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((stages * TILE * p.head_dim / 8) as usize),
+        128usize,
+    );
+    let mut v_s = SharedMemory::<Vector<E, N>>::new_aligned(
+        comptime!((stages * TILE * p.val_dim / 8) as usize),
+        128usize,
+    );
+    let q_full = Barrier::shared(1u32, tid == 0);
+    let full = barriers(1u32, tid == 0, stages);
+    let empty = barriers(consumers, tid == 0, stages);
+    sync_async_proxy_shared();
+
+    if plane >= comptime!(4 * p.warpgroups) {
+        set_max_registers(WgmmaBwdParams::PRODUCER_REGISTERS);
+        if tid == consumers && tiles > 0 {
+            let _ = q_full
+                .arrive_and_expect_tx(1u32, comptime!(block_q * (p.head_dim + p.val_dim) * 2));
+            tma_columns::<E, N>(
+                q_map, &q_full, &mut q_s, 0u32, b, h, q_first, block_q, p.head_dim,
+            );
+            tma_columns::<E, N>(
+                do_map, &q_full, &mut do_s, 0u32, b, h, q_first, block_q, p.val_dim,
+            );
+            let mut i = 0u32;
+            while i < tiles {
+                let stage = i % stages;
+                if i >= stages {
+                    wait_on(&empty, stage, i / stages - 1, stages);
+                }
+                stage_pair::<E, N>(
+                    k_map,
+                    v_map,
+                    &full,
+                    &mut k_s,
+                    &mut v_s,
+                    stage,
+                    b,
+                    kvh,
+                    (t_begin + i) * TILE,
+                    p.head_dim,
+                    p.val_dim,
+                    stages,
+                );
+                i += 1;
+            }
+        }
+    } else {
+        set_max_registers(comptime!(p.consumer_registers()));
+        let row0 = q_first + plane * 16 + lane / 4;
+        let mut dq_acc = Array::<Vector<f32, Pair>>::new(comptime!((p.head_dim / 4) as usize));
+        #[unroll]
+        for i in 0..comptime!(p.head_dim / 4) {
+            dq_acc[i as usize] = Vector::new(0.0f32);
+        }
+        if tiles > 0 {
+            // lse2 and delta of this lane's two rows (a clamped row past Sq is never written).
+            let mut l_row = Array::<f32>::new(2usize);
+            let mut d_row = Array::<f32>::new(2usize);
+            #[unroll]
+            for r in 0..2u32 {
+                let row = min(row0 + r * 8, seq_q - 1) as usize;
+                l_row[r as usize] = lse2[b as usize * lse2.stride(0)
+                    + h as usize * lse2.stride(1)
+                    + row * lse2.stride(2)];
+                d_row[r as usize] = delta[b as usize * delta.stride(0)
+                    + h as usize * delta.stride(1)
+                    + row * delta.stride(2)];
+            }
+            dq_consume::<E, N>(
+                &mut dq_acc,
+                &q_s,
+                &do_s,
+                &k_s,
+                &v_s,
+                &q_full,
+                &full,
+                &empty,
+                &l_row,
+                &d_row,
+                &walk,
+                row0,
+                seq_q,
+                seq_kv,
+                s,
+                p,
+            );
+        }
+        write_grad::<E, NO>(
+            dq, &dq_acc, row0, seq_q, b, h, s.scale, p.head_dim, p.out_vec,
+        );
+    }
+}
+
+/// The consumer warpgroups' walk of [`attention_bwd_dq_wgmma`] over the key tiles of `walk`
+/// (from the forward's `key_tiles`).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn dq_consume<E: Float, N: Size>(
+    dq_acc: &mut Array<Vector<f32, Pair>>,
+    q_s: &SharedMemory<Vector<E, N>>,
+    do_s: &SharedMemory<Vector<E, N>>,
+    k_s: &SharedMemory<Vector<E, N>>,
+    v_s: &SharedMemory<Vector<E, N>>,
+    q_full: &Shared<Barrier>,
+    full: &Sequence<Shared<Barrier>>,
+    empty: &Sequence<Shared<Barrier>>,
+    l_row: &Array<f32>,
+    d_row: &Array<f32>,
+    walk: &Array<u32>,
+    row0: u32,
+    seq_q: u32,
+    seq_kv: u32,
+    s: &PortableScalars,
+    #[comptime] p: WgmmaBwdParams,
+) {
+    let plane = UNIT_POS_Y;
+    let stages = comptime!(p.stages());
+    let block_q = comptime!(p.rows());
+    let walk_p = comptime!(p.walk());
+    let scale_log2 = s.scale * LOG2_E;
+    let mut token = SharedMemory::<f32>::new(1usize);
+    let (t_begin, t1, t2, t_end) = (walk[0], walk[1], walk[2], walk[3]);
+    let diag = row0 as i32 + seq_kv as i32 - seq_q as i32;
+    let warpgroup = plane / 4;
+    let (a_lbo, a_sbo, a_step) = comptime!(tma_descriptor(block_q, false));
+    let q_desc = descriptor::<u16>(
+        smem_address::<E, N>(&q_s.slice((warpgroup * 64) as usize, 1usize)),
+        a_lbo,
+        a_sbo,
+        a_step,
+    );
+    let do_desc = descriptor::<u16>(
+        smem_address::<E, N>(&do_s.slice((warpgroup * 64) as usize, 1usize)),
+        a_lbo,
+        a_sbo,
+        a_step,
+    );
+    let k_addr = smem_address::<E, N>(&k_s.slice(0usize, 1usize));
+    let v_addr = smem_address::<E, N>(&v_s.slice(0usize, 1usize));
+    let (b_lbo, b_sbo, b_step) = comptime!(tma_descriptor(TILE, false));
+    let (t_lbo, t_sbo, t_step) = comptime!(tma_descriptor(TILE, true));
+    let k_tile_bytes = comptime!(TILE * p.head_dim * 2);
+    let v_tile_bytes = comptime!(TILE * p.val_dim * 2);
+
+    let pairs = comptime!(TILE / 4);
+    let mut s_acc = Array::<Vector<f32, Pair>>::new(pairs as usize);
+    let mut dp_acc = Array::<Vector<f32, Pair>>::new(pairs as usize);
+    let mut ds_frag = Array::<Vector<E, Pair>>::new(pairs as usize);
+
+    q_full.wait_parity(0u32);
+    let mut i = 0u32;
+    while i < t_end - t_begin {
+        let stage = i % stages;
+        let tile = t_begin + i;
+        #[unroll]
+        for j in 0..pairs {
+            s_acc[j as usize] = Vector::new(0.0f32);
+            dp_acc[j as usize] = Vector::new(0.0f32);
+        }
+        wait_on(full, stage, i / stages, stages);
+        let k_k = descriptor::<E>(k_addr + stage * k_tile_bytes, b_lbo, b_sbo, b_step);
+        let v_k = descriptor::<E>(v_addr + stage * v_tile_bytes, b_lbo, b_sbo, b_step);
+        wgmma_ss_issue::<E>(&q_desc, &k_k, &mut s_acc, TILE, p.head_dim);
+        wgmma_ss_issue::<E>(&do_desc, &v_k, &mut dp_acc, TILE, p.val_dim);
+        wgmma_wait(&mut s_acc, &mut token, true);
+        wgmma_wait(&mut dp_acc, &mut token, false);
+        if tile < t1 || tile >= t2 {
+            mask_scores(
+                &mut s_acc,
+                (tile * TILE) as i32,
+                diag,
+                seq_kv as i32,
+                s,
+                walk_p,
+            );
+        }
+        #[unroll]
+        for r in 0..2u32 {
+            let l = no_key(l_row[r as usize]);
+            let d = d_row[r as usize];
+            #[unroll]
+            for j in 0..comptime!(TILE / 8) {
+                let at = (2 * j + r) as usize;
+                let sv = s_acc[at];
+                let dpv = dp_acc[at];
+                let mut dsv = Vector::<f32, Pair>::new(0.0f32);
+                dsv[0] = exp2(sv[0] * scale_log2 - l) * (dpv[0] - d);
+                dsv[1] = exp2(sv[1] * scale_log2 - l) * (dpv[1] - d);
+                ds_frag[at] = Vector::cast_from(dsv);
+            }
+        }
+        let k_mn = descriptor::<u16>(k_addr + stage * k_tile_bytes, t_lbo, t_sbo, t_step);
+        wgmma_issue::<E, u16>(&ds_frag, &k_mn, dq_acc, p.head_dim, TILE);
+        wgmma_wait(dq_acc, &mut token, false);
+        arrive_on(empty, stage, stages);
+        i += 1;
+    }
+}
