@@ -21,7 +21,9 @@ use cubecl::prelude::barrier::Barrier;
 use cubecl::prelude::*;
 
 use super::attention::WgmmaFwdParams;
-use super::pipelined::{key_tiles, mask_scores};
+use super::pipelined::{
+    key_tiles, mask_scores, release_stage, stage_barriers, tma_columns, wait_stage,
+};
 use super::{
     descriptor, set_max_registers, smem_address, tma_descriptor, wgmma_issue, wgmma_ss_issue,
     wgmma_wait,
@@ -120,64 +122,6 @@ impl WgmmaBwdParams {
     }
 }
 
-/// Copies `rows` rows from `start` of head `h` of batch `b` (`width` wide) into `buf` from
-/// vector `to` by TMA, one copy per 16-byte column, counted on `barrier` (whose bytes the
-/// caller armed).
-#[cube]
-#[allow(clippy::too_many_arguments)]
-fn tma_columns<E: Float, N: Size>(
-    map: &TensorMap<E, Tiled>,
-    barrier: &Shared<Barrier>,
-    buf: &mut SharedMemory<Vector<E, N>>,
-    to: u32,
-    b: u32,
-    h: u32,
-    start: u32,
-    #[comptime] rows: u32,
-    #[comptime] width: u32,
-) {
-    #[unroll]
-    for c in 0..comptime!(width / 8) {
-        let at = (to + c * rows) as usize;
-        barrier.tma_load_4d(
-            map,
-            &mut buf.slice_mut(at, at + rows as usize),
-            b as i32,
-            h as i32,
-            start as i32,
-            comptime!((c * 8) as i32),
-        );
-    }
-}
-
-/// Waits for phase `use_count % 2` of `barriers[stage]`.
-#[cube]
-fn wait_on(
-    barriers: &Sequence<Shared<Barrier>>,
-    stage: u32,
-    use_count: u32,
-    #[comptime] stages: u32,
-) {
-    let parity = use_count % 2;
-    #[unroll]
-    for s in 0..stages {
-        if stage == s {
-            barriers.index(s as usize).wait_parity(parity);
-        }
-    }
-}
-
-/// This thread's arrival on `barriers[stage]`.
-#[cube]
-fn arrive_on(barriers: &Sequence<Shared<Barrier>>, stage: u32, #[comptime] stages: u32) {
-    #[unroll]
-    for s in 0..stages {
-        if stage == s {
-            barriers.index(s as usize).arrive();
-        }
-    }
-}
-
 /// The elected producer thread's arrival on `barriers[stage]`, expecting `bytes` of copies,
 /// then the copies of two tiles (`a` and `b`, `TILE` rows from `start`) into stage `stage`
 /// of `a_s` and `b_s`.
@@ -226,17 +170,6 @@ fn stage_pair<E: Float, N: Size>(
             );
         }
     }
-}
-
-/// One barrier per stage, each completing when `count` threads have arrived.
-#[cube]
-fn barriers(count: u32, elected: bool, #[comptime] stages: u32) -> Sequence<Shared<Barrier>> {
-    let mut out = Sequence::<Shared<Barrier>>::new();
-    #[unroll]
-    for _ in 0..stages {
-        out.push(Barrier::shared(count, elected));
-    }
-    out
 }
 
 /// The dK/dV kernel. Grid `(ceil(Sk / (64·warpgroups)), B·Hkv)` (swapped with
@@ -317,8 +250,8 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size>(
     let kv_full = Barrier::shared(1u32, tid == 0);
     // `full`: the elected producer thread armed it and the copies landed, and every producer
     // thread stored its share of lse2 and delta; `empty`: every consumer thread is done.
-    let full = barriers(128u32, tid == 0, stages);
-    let empty = barriers(consumers, tid == 0, stages);
+    let full = stage_barriers(128u32, tid == 0, stages);
+    let empty = stage_barriers(consumers, tid == 0, stages);
     sync_async_proxy_shared();
 
     if plane >= comptime!(4 * p.warpgroups) {
@@ -341,7 +274,7 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size>(
                 let h = kvh * group + i / tiles;
                 let q0 = (t_begin + i % tiles) * TILE;
                 if i >= stages {
-                    wait_on(&empty, stage, i / stages - 1, stages);
+                    wait_stage(&empty, stage, i / stages - 1, stages);
                 }
                 // The tile's lse2 and delta, 64 values each: threads 0-63 and 64-127, stored
                 // before each thread's arrival releases them.
@@ -364,7 +297,7 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size>(
                         p.val_dim, stages,
                     );
                 } else {
-                    arrive_on(&full, stage, stages);
+                    release_stage(&full, stage, stages);
                 }
                 i += 1;
             }
@@ -488,7 +421,7 @@ fn dkdv_consume<E: Float, N: Size>(
             s_acc[j as usize] = Vector::new(0.0f32);
             dp_acc[j as usize] = Vector::new(0.0f32);
         }
-        wait_on(full, stage, i / stages, stages);
+        wait_stage(full, stage, i / stages, stages);
         let q_k = descriptor::<E>(q_addr + stage * q_tile_bytes, b_lbo, b_sbo, b_step);
         let do_k = descriptor::<E>(do_addr + stage * do_tile_bytes, b_lbo, b_sbo, b_step);
         wgmma_ss_issue::<E>(&k_desc, &q_k, &mut s_acc, TILE, p.head_dim);
@@ -537,7 +470,7 @@ fn dkdv_consume<E: Float, N: Size>(
         wgmma_issue::<E, u16>(&ds_frag, &q_mn, dk_acc, p.head_dim, TILE);
         wgmma_wait(dv_acc, &mut token, true);
         wgmma_wait(dk_acc, &mut token, false);
-        arrive_on(empty, stage, stages);
+        release_stage(empty, stage, stages);
         i += 1;
     }
 }
@@ -673,8 +606,8 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
         128usize,
     );
     let q_full = Barrier::shared(1u32, tid == 0);
-    let full = barriers(1u32, tid == 0, stages);
-    let empty = barriers(consumers, tid == 0, stages);
+    let full = stage_barriers(1u32, tid == 0, stages);
+    let empty = stage_barriers(consumers, tid == 0, stages);
     sync_async_proxy_shared();
 
     if plane >= comptime!(4 * p.warpgroups) {
@@ -692,7 +625,7 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
             while i < tiles {
                 let stage = i % stages;
                 if i >= stages {
-                    wait_on(&empty, stage, i / stages - 1, stages);
+                    wait_stage(&empty, stage, i / stages - 1, stages);
                 }
                 stage_pair::<E, N>(
                     k_map,
@@ -824,7 +757,7 @@ fn dq_consume<E: Float, N: Size>(
             s_acc[j as usize] = Vector::new(0.0f32);
             dp_acc[j as usize] = Vector::new(0.0f32);
         }
-        wait_on(full, stage, i / stages, stages);
+        wait_stage(full, stage, i / stages, stages);
         let k_k = descriptor::<E>(k_addr + stage * k_tile_bytes, b_lbo, b_sbo, b_step);
         let v_k = descriptor::<E>(v_addr + stage * v_tile_bytes, b_lbo, b_sbo, b_step);
         wgmma_ss_issue::<E>(&q_desc, &k_k, &mut s_acc, TILE, p.head_dim);
@@ -859,7 +792,7 @@ fn dq_consume<E: Float, N: Size>(
         let k_mn = descriptor::<u16>(k_addr + stage * k_tile_bytes, t_lbo, t_sbo, t_step);
         wgmma_issue::<E, u16>(&ds_frag, &k_mn, dq_acc, p.head_dim, TILE);
         wgmma_wait(dq_acc, &mut token, false);
-        arrive_on(empty, stage, stages);
+        release_stage(empty, stage, stages);
         i += 1;
     }
 }

@@ -316,7 +316,7 @@ fn stage_tile<E: Float, N: Size>(
 /// Waits for phase `use_count % 2` of buffer `stage`'s barrier: its `use_count`-th
 /// completion, counted from 0.
 #[cube]
-fn wait_stage(
+pub(super) fn wait_stage(
     barriers: &Sequence<Shared<Barrier>>,
     stage: u32,
     use_count: u32,
@@ -333,7 +333,11 @@ fn wait_stage(
 
 /// Marks buffer `stage` read by this thread (a consumer's arrival on its `empty` barrier).
 #[cube]
-fn release_stage(barriers: &Sequence<Shared<Barrier>>, stage: u32, #[comptime] stages: u32) {
+pub(super) fn release_stage(
+    barriers: &Sequence<Shared<Barrier>>,
+    stage: u32,
+    #[comptime] stages: u32,
+) {
     #[unroll]
     for s in 0..stages {
         if stage == s {
@@ -344,7 +348,11 @@ fn release_stage(barriers: &Sequence<Shared<Barrier>>, stage: u32, #[comptime] s
 
 /// One barrier per buffer, each completing when `count` threads have arrived.
 #[cube]
-fn stage_barriers(count: u32, elected: bool, #[comptime] stages: u32) -> Sequence<Shared<Barrier>> {
+pub(super) fn stage_barriers(
+    count: u32,
+    elected: bool,
+    #[comptime] stages: u32,
+) -> Sequence<Shared<Barrier>> {
     let mut barriers = Sequence::<Shared<Barrier>>::new();
     #[unroll]
     for _ in 0..stages {
@@ -353,10 +361,8 @@ fn stage_barriers(count: u32, elected: bool, #[comptime] stages: u32) -> Sequenc
     barriers
 }
 
-/// Issues the TMA copies of `rows` rows from `start` of head `h` of batch `b` (`width` wide)
-/// into `buf` from vector `to`, one per 16-byte column (column `c` lands after the `c`
-/// before it, `rows` rows each: [`super::tma_descriptor`]'s layout), and arms `barrier` for
-/// their bytes. Rows past the tensor's end arrive as zeros.
+/// Arms `barrier` for the bytes of `rows` rows of `width` (16-bit elements) and copies them
+/// by TMA ([`tma_columns`]).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn tma_rows<E: Float, N: Size>(
@@ -371,6 +377,26 @@ fn tma_rows<E: Float, N: Size>(
     #[comptime] width: u32,
 ) {
     let _ = barrier.arrive_and_expect_tx(1u32, comptime!(rows * width * 2));
+    tma_columns::<E, N>(map, barrier, buf, to, b, h, start, rows, width);
+}
+
+/// Issues the TMA copies of `rows` rows from `start` of head `h` of batch `b` (`width` wide)
+/// into `buf` from vector `to`, one per 16-byte column (column `c` lands after the `c`
+/// before it, `rows` rows each: [`super::tma_descriptor`]'s layout), counted on `barrier`,
+/// which the caller arms for their bytes. Rows past the tensor's end arrive as zeros.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn tma_columns<E: Float, N: Size>(
+    map: &TensorMap<E, Tiled>,
+    barrier: &Shared<Barrier>,
+    buf: &mut SharedMemory<Vector<E, N>>,
+    to: u32,
+    b: u32,
+    h: u32,
+    start: u32,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+) {
     #[unroll]
     for c in 0..comptime!(width / 8) {
         let at = (to + c * rows) as usize;
