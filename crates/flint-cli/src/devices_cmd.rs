@@ -58,6 +58,7 @@ fn report_json(d: &DeviceReport) -> Value {
         "cmma": d.limits.cmma,
         "mma_16x8x16": d.limits.mma_16x8x16,
         "cmma_16x16x16": d.limits.cmma_16x16x16,
+        "wgmma": d.limits.wgmma,
     })
 }
 
@@ -88,10 +89,11 @@ pub fn run(json: bool) -> Outcome {
             }
         };
         println!(
-            "  tensor cores  cmma {} (16x16x16: {}), m16n8k16 MMA {}",
+            "  tensor cores  cmma {} (16x16x16: {}), m16n8k16 MMA {}, warpgroup MMA {}",
             if l.cmma { "yes" } else { "no" },
             dtypes(&l.cmma_16x16x16),
-            dtypes(&l.mma_16x8x16)
+            dtypes(&l.mma_16x8x16),
+            if l.wgmma { "yes" } else { "no" }
         );
         println!(
             "  planes        {}..{} lanes, plane ops {}",
