@@ -88,20 +88,7 @@ impl WgmmaBwdParams {
 
     /// Registers per consumer thread after `setmaxnreg` (as the forward's).
     pub const fn consumer_registers(&self) -> u32 {
-        WgmmaFwdParams {
-            warpgroups: self.warpgroups,
-            block_kv: TILE,
-            head_dim: self.head_dim,
-            val_dim: self.val_dim,
-            pipelined: true,
-            ablation: super::attention::Ablation::None,
-            has_left: false,
-            has_right: false,
-            heads_major: false,
-            out_vec: 2,
-            tma: true,
-        }
-        .consumer_registers()
+        self.walk().consumer_registers()
     }
 
     /// The forward's parameters with this kernel's masks, for the shared key walk.

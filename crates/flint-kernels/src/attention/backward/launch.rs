@@ -182,6 +182,12 @@ fn launch_with<R: Runtime>(
     args: &dyn Fn() -> AttentionBwdArgs<R>,
     dispatch: Dispatch,
 ) -> Result<(), String> {
+    if c.variant == Variant::Wgmma && !sixteen_byte_rows(&args()) {
+        // TMA reads rows of 16-byte columns: where an input's strides do not allow them, the
+        // calls of this bucket run the two-kernel MMA backward.
+        let mma = AttentionBwdConfig::new(Variant::Mma, 64, 64);
+        return launch_with(client, problem, dtype, dbias, &mma, args, dispatch);
+    }
     let to_u32 =
         |x: usize, what: &str| u32::try_from(x).map_err(|_| format!("{what} {x} exceeds u32"));
     let bh = to_u32(problem.batch * problem.heads, "batch x heads")?;
@@ -242,37 +248,19 @@ fn launch_with<R: Runtime>(
         }
         Variant::Wgmma => {
             let a = args();
-            // TMA reads rows of 16-byte columns: where an input's strides do not allow them,
-            // the calls of this bucket run the two-kernel MMA backward.
-            let wide = [&a.q, &a.k, &a.v, &a.dout]
-                .iter()
-                .all(|t| vector_ok(t.strides(), 8));
-            if !wide {
-                let mma = AttentionBwdConfig::new(Variant::Mma, 64, 64);
-                return launch_with(client, problem, dtype, dbias, &mma, args, dispatch);
-            }
-            let out_vec = if [&a.dq, &a.dk, &a.dv]
-                .iter()
-                .all(|t| vector_ok(t.strides(), 2))
-            {
-                2
-            } else {
-                1
-            };
-            let params = WgmmaBwdParams {
-                has_left: left.is_some(),
-                has_right: right.is_some(),
-                out_vec,
-                ..c.wgmma_params(problem.head_dim, problem.val_dim)
-            };
-            let rows = params.rows() as usize;
+            let base = c.wgmma_params(problem.head_dim, problem.val_dim);
+            let rows = base.rows() as usize;
             let tile = TILE as usize;
             let key_blocks = to_u32(problem.seq_kv.div_ceil(rows), "key blocks")?;
             let query_blocks = to_u32(problem.seq_q.div_ceil(rows), "query blocks")?;
             let heads_major = causal_order(problem) && key_blocks.max(query_blocks) <= MAX_GRID_Y;
+            let out_vec = grad_out_vec(&a);
             let params = WgmmaBwdParams {
+                has_left: left.is_some(),
+                has_right: right.is_some(),
                 heads_major,
-                ..params
+                out_vec,
+                ..base
             };
             let grid = |blocks, heads| {
                 if heads_major {
@@ -395,20 +383,11 @@ fn launch_with<R: Runtime>(
         Variant::Mma => {
             let a = args();
             // 16-byte loads where every input allows them, else one element at a time.
-            let wide = [&a.q, &a.k, &a.v, &a.dout]
-                .iter()
-                .all(|t| vector_ok(t.strides(), 8))
+            let wide = sixteen_byte_rows(&a)
                 && problem.head_dim.is_multiple_of(8)
                 && problem.val_dim.is_multiple_of(8);
             let vec = if wide { 8 } else { 1 };
-            let out_vec = if [&a.dq, &a.dk, &a.dv]
-                .iter()
-                .all(|t| vector_ok(t.strides(), 2))
-            {
-                2
-            } else {
-                1
-            };
+            let out_vec = grad_out_vec(&a) as usize;
             let rows = 16 * c.planes as usize;
             let key_blocks = to_u32(problem.seq_kv.div_ceil(rows), "key blocks")?;
             let query_blocks = to_u32(problem.seq_q.div_ceil(rows), "query blocks")?;
@@ -615,4 +594,25 @@ pub(crate) fn query_strides<R: Runtime>(
         at(acc, 0, "dQ accumulator")?,
         at(acc, 1, "dQ accumulator")?,
     ))
+}
+
+/// Whether every input of the backward can be read 16 bytes at a time (by 16-byte loads, or
+/// TMA's 16-byte columns): the last dim contiguous, every other stride a multiple of 8.
+fn sixteen_byte_rows<R: Runtime>(a: &AttentionBwdArgs<R>) -> bool {
+    [&a.q, &a.k, &a.v, &a.dout]
+        .iter()
+        .all(|t| vector_ok(t.strides(), 8))
+}
+
+/// Gradient elements the tensor-core kernels write at once: 2 where every gradient's strides
+/// allow it, else 1.
+fn grad_out_vec<R: Runtime>(a: &AttentionBwdArgs<R>) -> u32 {
+    if [&a.dq, &a.dk, &a.dv]
+        .iter()
+        .all(|t| vector_ok(t.strides(), 2))
+    {
+        2
+    } else {
+        1
+    }
 }
