@@ -53,6 +53,25 @@ pub(crate) fn descriptor<B: Scalar>(
     words
 }
 
+/// [`descriptor`]'s words for an operand in 128-byte swizzled rows (TMA's
+/// `SWIZZLE_128B`, atoms of eight 128-byte rows, `addr` 1024-byte aligned at each atom):
+/// K-major, `sbo` = 1024 (the next eight rows) and k-steps of 32 bytes within a row; or
+/// MN-major, `lbo` the bytes to the next 64 elements along N and `sbo` = 1024 along K
+/// (k-steps of 2048 bytes: sixteen rows).
+#[cube]
+pub(crate) fn sw128_descriptor<B: Scalar>(
+    addr: u32,
+    lbo: u32,
+    #[comptime] step_bytes: u32,
+) -> Array<Vector<B, Pair>> {
+    let mut words = Array::<Vector<B, Pair>>::new(3usize);
+    words[0] = Vector::reinterpret(((addr & 0x3ffff) >> 4) | (((lbo >> 4) & 0x3fff) << 16));
+    // SBO = 1024 bytes; layout type 1 (128-byte swizzle) in bits 62-63.
+    words[1] = Vector::reinterpret((1024u32 >> 4) | (1u32 << 30));
+    words[2] = Vector::reinterpret(comptime!(step_bytes >> 4));
+    words
+}
+
 /// `acc += A · B` for one warpgroup: `64 x n x k`, A's `k / 16` steps in `a` (four pairs
 /// each), B as `descriptor` words (`B` = `E`: K-major, `u16`: MN-major), `acc` `n / 4` f32
 /// pairs. `n` a multiple of 8 up to 256, `k` of 16. Returns with the product complete.
@@ -116,6 +135,39 @@ pub(crate) fn wgmma_wait(
         3usize,
         one_left,
     );
+}
+
+/// Keeps the instructions that compute `values` ahead of the next [`wgmma_wait`]: ptxas
+/// otherwise schedules a wait as early as its block allows, and the work meant to overlap the
+/// products in flight runs after them. The patched compiler emits a shared-memory store of
+/// `values` into `token` that never runs; stores stay on their side of a wait.
+#[cube]
+pub(crate) fn order_before_wait(values: &Array<Vector<f32, Pair>>, token: &mut SharedMemory<f32>) {
+    let def = MmaDefinition::<f32, f32, f32>::new(16usize, 8usize, 16usize);
+    // Five matrices: the patched compiler's request for the fence (no `stmatrix` stores five).
+    def.store_matrix::<f32, Pair>(
+        &mut token.slice_mut(0usize, 1usize),
+        values,
+        MatrixIdent::Accumulator,
+        5usize,
+        false,
+    );
+}
+
+/// Named barrier `id` (1 to 15; 0 is `sync_cube`'s) for `threads` threads in all: waits there
+/// (`bar.sync`) or, with `arrive`, counts this warp's arrival and goes on (`bar.arrive`).
+/// Warpgroups take turns through a pair of these.
+#[cube]
+pub(crate) fn named_barrier(id: u32, #[comptime] threads: u32, #[comptime] arrive: bool) {
+    // k = 1 or 2: the patched compiler's request for `bar.sync` or `bar.arrive` (no product
+    // has such a k); the barrier's number travels in A's first element.
+    let k = comptime!(if arrive { 2usize } else { 1usize });
+    let def = MmaDefinition::<f32, f32, f32>::new(64usize, threads as usize, k);
+    let mut a = Array::<Vector<f32, Pair>>::new(1usize);
+    a[0] = Vector::new(id as f32);
+    let b = Array::<Vector<f32, Pair>>::new(1usize);
+    let mut c = Array::<Vector<f32, Pair>>::new(1usize);
+    def.execute_inplace::<Pair, Pair, Pair>(&a, &b, &mut c);
 }
 
 /// `setmaxnreg` for the calling warpgroup (all its warps together): at most `count` registers

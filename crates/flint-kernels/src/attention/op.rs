@@ -283,7 +283,9 @@ impl Op for AttentionFwdOp {
         // 5: the next K is issued before the softmax, which makes 64-row tiles 11-35% faster
         // and leaves 128-row ones as they were; re-tune.
         // 6: the warpgroup-MMA variant joins the candidates on sm_90; re-tune.
-        6
+        // 7: its copies land in 128-byte swizzled rows and its warpgroups take turns, which
+        // makes 128x128 the fastest tiling at D = 128 (docs/PERF.md); re-tune.
+        7
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionFwdConfig, String> {
@@ -295,9 +297,15 @@ impl Op for AttentionFwdOp {
         // Portable: the largest tiles that fit shared memory; 32 KiB (lavapipe, WebGPU)
         // holds block_q = block_kv = 16 up to D = 128.
         let mut tries = Self::short_query_configs(inv);
-        // Warpgroup MMA where it runs the call, above D = 64 (docs/PERF.md).
+        // Warpgroup MMA where it runs the call, above D = 64 (docs/PERF.md): 128x128 (two
+        // warpgroups taking turns) without a mask, 192x64 with one (the tuner's picks on an
+        // H100, the latter for causal calls up to 4k).
         if tries.is_empty() && !Self::narrow(inv) {
-            tries.extend(self.wgmma_configs(inv).into_iter().take(1));
+            let mut wgmma = self.wgmma_configs(inv);
+            if !matches!(inv.signature().get("masked"), Some(SigValue::Bool(true))) {
+                wgmma.reverse();
+            }
+            tries.extend(wgmma.into_iter().take(1));
         }
         if Self::narrow(inv) {
             tries.push(AttentionFwdConfig::new(Variant::Mma, 128, 128));
@@ -734,8 +742,11 @@ mod tests {
         });
         let wg = |bq, bkv| AttentionFwdConfig::new(Variant::Wgmma, bq, bkv);
         let inv = call_kv(2, 16, 16, 4096, 4096);
-        // Above D = 64 the heuristic starts there; both tilings are tuned beside the MMA ones.
-        assert_eq!(hopper.heuristic(&inv).unwrap(), wg(192, 64));
+        // Above D = 64 the heuristic starts there (128x128 unmasked, 192x64 masked); both
+        // tilings are tuned beside the MMA ones.
+        assert_eq!(hopper.heuristic(&inv).unwrap(), wg(128, 128));
+        let masked = with_sig(&inv, "masked", SigValue::Bool(true), 128);
+        assert_eq!(hopper.heuristic(&masked).unwrap(), wg(192, 64));
         let cands = hopper.candidates(&inv);
         assert!(cands.contains(&wg(192, 64)) && cands.contains(&wg(128, 128)));
         assert!(cands.iter().any(|c| c.variant == Variant::Mma));

@@ -17,7 +17,7 @@ use cubecl::ir::FastMath;
 use cubecl::prelude::barrier::Barrier;
 use cubecl::prelude::*;
 
-use super::pipelined::{online_softmax, rescale, write_rows};
+use super::pipelined::{online_softmax, rescale, to_operand, write_rows};
 use super::{b_descriptor, descriptor, smem_address, wgmma};
 use crate::attention::forward::mma::{Pair, copy_chunk};
 
@@ -85,6 +85,17 @@ impl WgmmaFwdParams {
         } else {
             fit
         }
+    }
+
+    /// Whether the TMA copies land in 128-byte swizzled rows (`super::sw128_descriptor`):
+    /// 64-element columns, one copy per 128 bytes of a row instead of per 16, which halves
+    /// the L2 traffic of the 16-byte boxes (each fetched a 32-byte sector for half of it).
+    /// Needs `D` and `Dv` multiples of 64; the others keep the 16-byte columns.
+    pub const fn swizzle(&self) -> bool {
+        self.pipelined
+            && self.tma
+            && self.head_dim.is_multiple_of(64)
+            && self.val_dim.is_multiple_of(64)
     }
 
     /// Registers per thread of the pipelined kernel's producer warpgroup, after it releases
@@ -293,17 +304,12 @@ pub(crate) fn attention_fwd_wgmma<E: Float, N: Size, NO: Size>(
         }
 
         // Online softmax on raw scores (pair 2j + r of S: row g + 8r, keys 8j + 2t, +1).
-        if online_softmax::<E>(
-            &s_acc,
-            &mut p_frag,
-            &mut m_run,
-            &mut l_run,
-            &mut alpha,
-            scale_log2,
-            p.block_kv,
+        if online_softmax(
+            &mut s_acc, &mut m_run, &mut l_run, &mut alpha, scale_log2, p.block_kv,
         ) {
             rescale(&mut o_acc, &alpha, p.val_dim);
         }
+        to_operand::<E>(&s_acc, &mut p_frag, p.block_kv);
         wgmma::<E, u16>(&p_frag, &v_desc, &mut o_acc, p.val_dim, p.block_kv);
         parity ^= 1;
         start = next;

@@ -22,11 +22,11 @@ use cubecl::prelude::*;
 
 use super::attention::WgmmaFwdParams;
 use super::pipelined::{
-    key_tiles, mask_scores, release_stage, stage_barriers, tma_columns, wait_stage,
+    key_tiles, mask_scores, release_stage, stage_barriers, tma_columns, to_operand, wait_stage,
 };
 use super::{
-    descriptor, set_max_registers, smem_address, tma_descriptor, wgmma_issue, wgmma_ss_issue,
-    wgmma_wait,
+    descriptor, order_before_wait, set_max_registers, smem_address, tma_descriptor, wgmma_issue,
+    wgmma_ss_issue, wgmma_wait,
 };
 use crate::attention::forward::mma::{Pair, block_and_head, exp2, write_pair};
 use crate::attention::forward::{LOG2_E, PortableScalars};
@@ -679,7 +679,10 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
 }
 
 /// The consumer warpgroups' walk of [`attention_bwd_dq_wgmma`] over the key tiles of `walk`
-/// (from the forward's `key_tiles`).
+/// (from the forward's `key_tiles`; at least one), pipelined as the forward: while
+/// `dQ += dS_j·K_j` runs, the scores of tile `j + 1` are already issued, and their `dS` is
+/// computed before waiting for it. Three loops, masked up to `t1`, plain up to `t2`, masked
+/// after, so that no branch lies between an issue and its wait (see the forward's `consume`).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn dq_consume<E: Float, N: Size>(
@@ -701,12 +704,12 @@ fn dq_consume<E: Float, N: Size>(
     #[comptime] p: WgmmaBwdParams,
 ) {
     let plane = UNIT_POS_Y;
-    let stages = comptime!(p.stages());
     let block_q = comptime!(p.rows());
     let walk_p = comptime!(p.walk());
     let scale_log2 = s.scale * LOG2_E;
     let mut token = SharedMemory::<f32>::new(1usize);
     let (t_begin, t1, t2, t_end) = (walk[0], walk[1], walk[2], walk[3]);
+    let tiles = t_end - t_begin;
     let diag = row0 as i32 + seq_kv as i32 - seq_q as i32;
     let warpgroup = plane / 4;
     let (a_lbo, a_sbo, a_step) = comptime!(tma_descriptor(block_q, false));
@@ -724,62 +727,238 @@ fn dq_consume<E: Float, N: Size>(
     );
     let k_addr = smem_address::<E, N>(&k_s.slice(0usize, 1usize));
     let v_addr = smem_address::<E, N>(&v_s.slice(0usize, 1usize));
-    let (b_lbo, b_sbo, b_step) = comptime!(tma_descriptor(TILE, false));
-    let (t_lbo, t_sbo, t_step) = comptime!(tma_descriptor(TILE, true));
-    let k_tile_bytes = comptime!(TILE * p.head_dim * 2);
-    let v_tile_bytes = comptime!(TILE * p.val_dim * 2);
 
     let pairs = comptime!(TILE / 4);
     let mut s_acc = Array::<Vector<f32, Pair>>::new(pairs as usize);
     let mut dp_acc = Array::<Vector<f32, Pair>>::new(pairs as usize);
+    // dS_j, the A operand of the `dQ` product in flight: written only once it is done.
     let mut ds_frag = Array::<Vector<E, Pair>>::new(pairs as usize);
 
+    // The first tile's dS, before the loops.
     q_full.wait_parity(0u32);
-    let mut i = 0u32;
-    while i < t_end - t_begin {
-        let stage = i % stages;
-        let tile = t_begin + i;
-        #[unroll]
-        for j in 0..pairs {
-            s_acc[j as usize] = Vector::new(0.0f32);
-            dp_acc[j as usize] = Vector::new(0.0f32);
-        }
-        wait_stage(full, stage, i / stages, stages);
-        let k_k = descriptor::<E>(k_addr + stage * k_tile_bytes, b_lbo, b_sbo, b_step);
-        let v_k = descriptor::<E>(v_addr + stage * v_tile_bytes, b_lbo, b_sbo, b_step);
-        wgmma_ss_issue::<E>(&q_desc, &k_k, &mut s_acc, TILE, p.head_dim);
-        wgmma_ss_issue::<E>(&do_desc, &v_k, &mut dp_acc, TILE, p.val_dim);
-        wgmma_wait(&mut s_acc, &mut token, true);
-        wgmma_wait(&mut dp_acc, &mut token, false);
-        if tile < t1 || tile >= t2 {
-            mask_scores(
-                &mut s_acc,
-                (tile * TILE) as i32,
-                diag,
-                seq_kv as i32,
-                s,
-                walk_p,
-            );
-        }
-        #[unroll]
-        for r in 0..2u32 {
-            let l = no_key(l_row[r as usize]);
-            let d = d_row[r as usize];
-            #[unroll]
-            for j in 0..comptime!(TILE / 8) {
-                let at = (2 * j + r) as usize;
-                let sv = s_acc[at];
-                let dpv = dp_acc[at];
-                let mut dsv = Vector::<f32, Pair>::new(0.0f32);
-                dsv[0] = exp2(sv[0] * scale_log2 - l) * (dpv[0] - d);
-                dsv[1] = exp2(sv[1] * scale_log2 - l) * (dpv[1] - d);
-                ds_frag[at] = Vector::cast_from(dsv);
-            }
-        }
-        let k_mn = descriptor::<u16>(k_addr + stage * k_tile_bytes, t_lbo, t_sbo, t_step);
-        wgmma_issue::<E, u16>(&ds_frag, &k_mn, dq_acc, p.head_dim, TILE);
-        wgmma_wait(dq_acc, &mut token, false);
-        release_stage(empty, stage, stages);
-        i += 1;
+    dq_issue_scores::<E>(
+        0u32,
+        &mut s_acc,
+        &mut dp_acc,
+        &q_desc,
+        &do_desc,
+        k_addr,
+        v_addr,
+        full,
+        p,
+    );
+    wgmma_wait(&mut s_acc, &mut token, true);
+    wgmma_wait(&mut dp_acc, &mut token, false);
+    if t_begin < t1 || t_begin >= t2 {
+        mask_scores(
+            &mut s_acc,
+            (t_begin * TILE) as i32,
+            diag,
+            seq_kv as i32,
+            s,
+            walk_p,
+        );
     }
+    grad_scores(&s_acc, &mut dp_acc, l_row, d_row, scale_log2);
+    to_operand::<E>(&dp_acc, &mut ds_frag, TILE);
+
+    let mut j = 0u32;
+    if comptime!(p.has_left) {
+        while j + 1 < tiles && t_begin + j + 1 < t1 {
+            dq_step::<E>(
+                j,
+                dq_acc,
+                &mut s_acc,
+                &mut dp_acc,
+                &mut ds_frag,
+                &mut token,
+                &q_desc,
+                &do_desc,
+                k_addr,
+                v_addr,
+                full,
+                empty,
+                l_row,
+                d_row,
+                t_begin,
+                diag,
+                seq_kv,
+                scale_log2,
+                s,
+                p,
+                true,
+            );
+            j += 1;
+        }
+    }
+    while j + 1 < tiles && t_begin + j + 1 < t2 {
+        dq_step::<E>(
+            j,
+            dq_acc,
+            &mut s_acc,
+            &mut dp_acc,
+            &mut ds_frag,
+            &mut token,
+            &q_desc,
+            &do_desc,
+            k_addr,
+            v_addr,
+            full,
+            empty,
+            l_row,
+            d_row,
+            t_begin,
+            diag,
+            seq_kv,
+            scale_log2,
+            s,
+            p,
+            false,
+        );
+        j += 1;
+    }
+    while j + 1 < tiles {
+        dq_step::<E>(
+            j,
+            dq_acc,
+            &mut s_acc,
+            &mut dp_acc,
+            &mut ds_frag,
+            &mut token,
+            &q_desc,
+            &do_desc,
+            k_addr,
+            v_addr,
+            full,
+            empty,
+            l_row,
+            d_row,
+            t_begin,
+            diag,
+            seq_kv,
+            scale_log2,
+            s,
+            p,
+            true,
+        );
+        j += 1;
+    }
+    let stages = comptime!(p.stages());
+    let (t_lbo, t_sbo, t_step) = comptime!(tma_descriptor(TILE, true));
+    let k_tile_bytes = comptime!(TILE * p.head_dim * 2);
+    let k_mn = descriptor::<u16>(k_addr + (j % stages) * k_tile_bytes, t_lbo, t_sbo, t_step);
+    wgmma_issue::<E, u16>(&ds_frag, &k_mn, dq_acc, p.head_dim, TILE);
+    wgmma_wait(dq_acc, &mut token, false);
+    release_stage(empty, j % stages, stages);
+}
+
+/// Waits for key tile `i` of the walk (K and V in stage `i % stages`) and issues its
+/// `S = Q·Kᵀ` and `dP = dO·Vᵀ` into zeroed accumulators: two commit groups.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn dq_issue_scores<E: Float>(
+    i: u32,
+    s_acc: &mut Array<Vector<f32, Pair>>,
+    dp_acc: &mut Array<Vector<f32, Pair>>,
+    q_desc: &Array<Vector<u16, Pair>>,
+    do_desc: &Array<Vector<u16, Pair>>,
+    k_addr: u32,
+    v_addr: u32,
+    full: &Sequence<Shared<Barrier>>,
+    #[comptime] p: WgmmaBwdParams,
+) {
+    let stages = comptime!(p.stages());
+    let stage = i % stages;
+    let (b_lbo, b_sbo, b_step) = comptime!(tma_descriptor(TILE, false));
+    let k_tile_bytes = comptime!(TILE * p.head_dim * 2);
+    let v_tile_bytes = comptime!(TILE * p.val_dim * 2);
+    #[unroll]
+    for j in 0..comptime!(TILE / 4) {
+        s_acc[j as usize] = Vector::new(0.0f32);
+        dp_acc[j as usize] = Vector::new(0.0f32);
+    }
+    wait_stage(full, stage, i / stages, stages);
+    let k_k = descriptor::<E>(k_addr + stage * k_tile_bytes, b_lbo, b_sbo, b_step);
+    let v_k = descriptor::<E>(v_addr + stage * v_tile_bytes, b_lbo, b_sbo, b_step);
+    wgmma_ss_issue::<E>(q_desc, &k_k, s_acc, TILE, p.head_dim);
+    wgmma_ss_issue::<E>(do_desc, &v_k, dp_acc, TILE, p.val_dim);
+}
+
+/// `dS = exp2(S · scale · log2 e − lse2) ∘ (dP − delta)` into `dp` (f32), row by row
+/// (pair `2j + r`: row `g + 8r`).
+#[cube]
+fn grad_scores(
+    s_acc: &Array<Vector<f32, Pair>>,
+    dp: &mut Array<Vector<f32, Pair>>,
+    l_row: &Array<f32>,
+    d_row: &Array<f32>,
+    scale_log2: f32,
+) {
+    #[unroll]
+    for r in 0..2u32 {
+        let l = no_key(l_row[r as usize]);
+        let d = d_row[r as usize];
+        #[unroll]
+        for j in 0..comptime!(TILE / 8) {
+            let at = (2 * j + r) as usize;
+            let sv = s_acc[at];
+            let mut dsv = dp[at];
+            dsv[0] = exp2(sv[0] * scale_log2 - l) * (dsv[0] - d);
+            dsv[1] = exp2(sv[1] * scale_log2 - l) * (dsv[1] - d);
+            dp[at] = dsv;
+        }
+    }
+}
+
+/// One step of [`dq_consume`] at tile `j` of the walk: issues the scores of tile `j + 1`,
+/// then `dQ += dS_j·K_j`; waits for the scores (masked where `masked`) and computes their
+/// `dS`, then waits for `dQ`, releases tile `j`'s stage and casts the new `dS` to the
+/// operand.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn dq_step<E: Float>(
+    j: u32,
+    dq_acc: &mut Array<Vector<f32, Pair>>,
+    s_acc: &mut Array<Vector<f32, Pair>>,
+    dp_acc: &mut Array<Vector<f32, Pair>>,
+    ds_frag: &mut Array<Vector<E, Pair>>,
+    token: &mut SharedMemory<f32>,
+    q_desc: &Array<Vector<u16, Pair>>,
+    do_desc: &Array<Vector<u16, Pair>>,
+    k_addr: u32,
+    v_addr: u32,
+    full: &Sequence<Shared<Barrier>>,
+    empty: &Sequence<Shared<Barrier>>,
+    l_row: &Array<f32>,
+    d_row: &Array<f32>,
+    t_begin: u32,
+    diag: i32,
+    seq_kv: u32,
+    scale_log2: f32,
+    s: &PortableScalars,
+    #[comptime] p: WgmmaBwdParams,
+    #[comptime] masked: bool,
+) {
+    let stages = comptime!(p.stages());
+    let (t_lbo, t_sbo, t_step) = comptime!(tma_descriptor(TILE, true));
+    let k_tile_bytes = comptime!(TILE * p.head_dim * 2);
+    let next = j + 1;
+    dq_issue_scores::<E>(
+        next, s_acc, dp_acc, q_desc, do_desc, k_addr, v_addr, full, p,
+    );
+    let k_mn = descriptor::<u16>(k_addr + (j % stages) * k_tile_bytes, t_lbo, t_sbo, t_step);
+    wgmma_issue::<E, u16>(ds_frag, &k_mn, dq_acc, p.head_dim, TILE);
+    // The two score groups are the older ones: done once at most one (dQ) is left.
+    wgmma_wait(s_acc, token, true);
+    wgmma_wait(dp_acc, token, true);
+    if comptime!(masked) {
+        let start = ((t_begin + next) * TILE) as i32;
+        mask_scores(s_acc, start, diag, seq_kv as i32, s, comptime!(p.walk()));
+    }
+    grad_scores(s_acc, dp_acc, l_row, d_row, scale_log2);
+    // Keeps dS ahead of the wait, overlapping the dQ product.
+    order_before_wait(dp_acc, token);
+    wgmma_wait(dq_acc, token, false);
+    release_stage(empty, j % stages, stages);
+    to_operand::<E>(dp_acc, ds_frag, TILE);
 }

@@ -534,7 +534,7 @@ fn attention_launcher<'a, R: Runtime>(
             let Ok(scalars) = scalars::<R>(&problem, (0, 0), 0) else {
                 return;
             };
-            let map = |h, rows| tile_map(&tensor_arg::<R>(h, shape), rows, bf16());
+            let map = |h, rows| tile_map(&tensor_arg::<R>(h, shape), rows, bf16(), p.swizzle());
             let (Some(q_map), Some(k_map), Some(v_map)) = (
                 map(q, 64 * p.warpgroups as usize),
                 map(k, p.block_kv as usize),

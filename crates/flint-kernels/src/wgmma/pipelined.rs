@@ -19,9 +19,11 @@
 //! maximum moved. Q in shared memory frees its registers and sidesteps ptxas giving P Q's
 //! registers (`super::attention`).
 //!
-//! Measured limits (`docs/PERF.md`, "Asynchronous warpgroup MMA"): ptxas places the wait for
-//! `P·V` before the exponentials, so the softmax does not overlap that product; and the
-//! copies still cost much of the speed (`Ablation::NoLoads`).
+//! ptxas hoists the wait for `P·V` above the exponentials unless a store pins it
+//! (`super::order_before_wait`, over the row sums). Where `D` and `Dv` are multiples of 64
+//! the copies land in 128-byte swizzled rows (`WgmmaFwdParams::swizzle`), which halved the
+//! L2 traffic that bound the kernel, and the warpgroups issue their products in turn
+//! (named barriers), FlashAttention-3's ping-pong (`docs/PERF.md`).
 //!
 //! The layouts and the softmax are `super::attention`'s: scores in the `m16n8` accumulator
 //! layout, base-2 exponents of raw scores, O rescaled only when a row's maximum moves by more
@@ -41,24 +43,24 @@ use cubecl::prelude::*;
 
 use super::attention::{Ablation, LN_2, RESCALE_SLACK_LOG2, WgmmaFwdParams};
 use super::{
-    b_descriptor, descriptor, set_max_registers, smem_address, tma_descriptor, wgmma_issue,
-    wgmma_ss_issue, wgmma_wait,
+    b_descriptor, descriptor, named_barrier, order_before_wait, set_max_registers, smem_address,
+    sw128_descriptor, tma_descriptor, wgmma_issue, wgmma_ss_issue, wgmma_wait,
 };
 use crate::attention::forward::mma::{Pair, exp2, write_pair};
 use crate::attention::forward::mma::{block_and_head, copy_chunk};
 use crate::attention::forward::{LOG2_E, PortableScalars};
 
 /// The online softmax of one tile of raw scores `s` (pair `2j + r`: row `g + 8r`, keys
-/// `8j + 2t`, `+1`): the unnormalised probabilities go to `p` (the A operand of `P·V`, pair
-/// for pair), `m_run` and `l_run` become the running maximum and sum of rows `g` and `g + 8`.
-/// Returns whether any row of the plane moved its maximum, and writes each row's factor for
-/// O to `alpha` (1 if not). `s` is only read, so that the scores' registers can take the
-/// next product while `p` is still in use.
+/// `8j + 2t`, `+1`), in place: `s` becomes the unnormalised probabilities, `m_run` and
+/// `l_run` the running maximum and sum of rows `g` and `g + 8`. Returns whether any row of the
+/// plane moved its maximum, and writes each row's factor for O to `alpha` (1 if not).
+/// [`to_operand`] then casts the probabilities to `P·V`'s A operand. The pipelined kernel
+/// casts only once its previous `P·V` is done: ptxas holds back every write into the
+/// registers of an operand in flight, and with them the whole softmax.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub(super) fn online_softmax<E: Float>(
-    s: &Array<Vector<f32, Pair>>,
-    p: &mut Array<Vector<E, Pair>>,
+pub(super) fn online_softmax(
+    s: &mut Array<Vector<f32, Pair>>,
     m_run: &mut Array<f32>,
     l_run: &mut Array<f32>,
     alpha: &mut Array<f32>,
@@ -106,11 +108,25 @@ pub(super) fn online_softmax<E: Float>(
             pair[0] = exp2(pair[0] * scale_log2 - m_sub);
             pair[1] = exp2(pair[1] * scale_log2 - m_sub);
             sum += pair[0] + pair[1];
-            p[(2 * j + r) as usize] = Vector::cast_from(pair);
+            s[(2 * j + r) as usize] = pair;
         }
         l_run[r as usize] += sum;
     }
     any
+}
+
+/// Casts the probabilities `s` (from [`online_softmax`]) to `P·V`'s A operand `p`, pair for
+/// pair.
+#[cube]
+pub(super) fn to_operand<E: Float>(
+    s: &Array<Vector<f32, Pair>>,
+    p: &mut Array<Vector<E, Pair>>,
+    #[comptime] block_kv: u32,
+) {
+    #[unroll]
+    for i in 0..comptime!(block_kv / 4) {
+        p[i as usize] = Vector::cast_from(s[i as usize]);
+    }
 }
 
 /// `o *= alpha` row by row (pair `2i + r` holds row `g + 8r`).
@@ -375,9 +391,45 @@ fn tma_rows<E: Float, N: Size>(
     start: u32,
     #[comptime] rows: u32,
     #[comptime] width: u32,
+    #[comptime] swizzle: bool,
 ) {
     let _ = barrier.arrive_and_expect_tx(1u32, comptime!(rows * width * 2));
-    tma_columns::<E, N>(map, barrier, buf, to, b, h, start, rows, width);
+    if comptime!(swizzle) {
+        tma_blocks::<E, N>(map, barrier, buf, to, b, h, start, rows, width);
+    } else {
+        tma_columns::<E, N>(map, barrier, buf, to, b, h, start, rows, width);
+    }
+}
+
+/// Issues the TMA copies of `rows` rows from `start` of head `h` of batch `b` (`width` wide)
+/// into `buf` from vector `to`, one per 64-element column block in 128-byte swizzled rows
+/// (block `c` lands after the `c` before it, `rows · 128` bytes each:
+/// [`super::sw128_descriptor`]'s layout), counted on `barrier`, which the caller arms.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn tma_blocks<E: Float, N: Size>(
+    map: &TensorMap<E, Tiled>,
+    barrier: &Shared<Barrier>,
+    buf: &mut SharedMemory<Vector<E, N>>,
+    to: u32,
+    b: u32,
+    h: u32,
+    start: u32,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+) {
+    #[unroll]
+    for c in 0..comptime!(width / 64) {
+        let at = (to + c * rows * 8) as usize;
+        barrier.tma_load_4d(
+            map,
+            &mut buf.slice_mut(at, at + (rows * 8) as usize),
+            b as i32,
+            h as i32,
+            start as i32,
+            comptime!((c * 64) as i32),
+        );
+    }
 }
 
 /// Issues the TMA copies of `rows` rows from `start` of head `h` of batch `b` (`width` wide)
@@ -446,6 +498,7 @@ fn produce_tma<E: Float, N: Size>(
         q_first,
         comptime!(64 * p.warpgroups),
         p.head_dim,
+        comptime!(p.swizzle()),
     );
     let mut i = 0u32;
     while i < tiles {
@@ -467,6 +520,7 @@ fn produce_tma<E: Float, N: Size>(
                     start,
                     p.block_kv,
                     p.head_dim,
+                    comptime!(p.swizzle()),
                 );
             }
         }
@@ -486,6 +540,7 @@ fn produce_tma<E: Float, N: Size>(
                     start,
                     p.block_kv,
                     p.val_dim,
+                    comptime!(p.swizzle()),
                 );
             }
         }
@@ -613,18 +668,19 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
     let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
     let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
     let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
-    // 128-byte aligned: TMA writes whole 128-byte lines.
+    // TMA writes whole 128-byte lines; swizzled tiles start on 1024-byte atoms.
+    let align = comptime!(if p.swizzle() { 1024usize } else { 128usize });
     let mut q_s = SharedMemory::<Vector<E, N>>::new_aligned(
         comptime!((block_q * p.head_dim / 8) as usize),
-        128usize,
+        align,
     );
     let mut k_s = SharedMemory::<Vector<E, N>>::new_aligned(
         comptime!((p.stages() * p.block_kv * p.head_dim / 8) as usize),
-        128usize,
+        align,
     );
     let mut v_s = SharedMemory::<Vector<E, N>>::new_aligned(
         comptime!((p.stages() * p.block_kv * p.val_dim / 8) as usize),
-        128usize,
+        align,
     );
     // `full`: the producer's 128 threads have copied a buffer (with TMA: its one thread has
     // armed the barrier and the bytes have landed); `empty`: every consumer thread is past the
@@ -776,60 +832,51 @@ fn consume<E: Float, N: Size>(
     let tiles = t_end - t_begin;
     let diag = row0 as i32 + seq_kv as i32 - seq_q as i32;
 
-    // Descriptors: this warpgroup's 64 rows of Q (K-major A, laid out as a K-major B of
+    // Operands: this warpgroup's 64 rows of Q (K-major A, laid out as a K-major B of
     // n = 64), buffer 0 of K and of V; buffer 1 is a tile's bytes further.
     let warpgroup = plane / 4;
-    let (q_lbo, q_sbo, q_step) = comptime!(if p.tma {
-        tma_descriptor(64 * p.warpgroups, false)
+    // This warpgroup's first row: 64 rows further per warpgroup (eight vectors a row in
+    // swizzled rows, one vector a row with TMA's columns, eight core matrices of D / 8
+    // vectors without).
+    let q_row0 = comptime!(if p.swizzle() {
+        64 * 8
+    } else if p.tma {
+        64
     } else {
-        b_descriptor(64, p.head_dim, false)
+        8 * p.head_dim
     });
-    // This warpgroup's first row: 64 rows further per warpgroup (one vector a row with TMA's
-    // columns, eight core matrices of D / 8 vectors without).
-    let q_row0 = comptime!(if p.tma { 64 } else { 8 * p.head_dim });
-    let q_desc = descriptor::<u16>(
-        smem_address::<E, N>(&q_s.slice((warpgroup * q_row0) as usize, 1usize)),
-        q_lbo,
-        q_sbo,
-        q_step,
-    );
+    let q_addr = smem_address::<E, N>(&q_s.slice((warpgroup * q_row0) as usize, 1usize));
     let k_addr = smem_address::<E, N>(&k_s.slice(0usize, 1usize));
     let v_addr = smem_address::<E, N>(&v_s.slice(0usize, 1usize));
 
     let s_pairs = comptime!(p.block_kv / 4);
     let mut s_acc = Array::<Vector<f32, Pair>>::new(s_pairs as usize);
+    // P_j, the A operand of the `P·V` in flight: written only once that product is done.
     let mut p_frag = Array::<Vector<E, Pair>>::new(s_pairs as usize);
-    // The next tile's probabilities, written while P·V reads `p_frag`: already in the
-    // operands' type, which halves their registers.
-    let mut p_next = Array::<Vector<E, Pair>>::new(s_pairs as usize);
     let mut alpha = Array::<f32>::new(2usize);
     #[unroll]
     for i in 0..s_pairs {
         s_acc[i as usize] = Vector::new(0.0f32);
     }
 
+    // The turns of `key_step` start with the first warpgroup: the last one's arrival opens
+    // them, and the first one's wait after the loops takes the last turn's arrival.
+    if comptime!(p.warpgroups > 1) && warpgroup == comptime!(p.warpgroups - 1) {
+        named_barrier(1u32, 256u32, true);
+    }
     // The first tile's scores and probabilities, before the loops.
     q_full.wait_parity(0u32);
     let stages = comptime!(p.stages());
     wait_stage(k_full, 0u32, 0u32, stages);
-    let (k_lbo, k_sbo, k_step) = comptime!(k_layout(p));
-    let k0 = descriptor::<E>(k_addr, k_lbo, k_sbo, k_step);
-    wgmma_ss_issue::<E>(&q_desc, &k0, &mut s_acc, p.block_kv, p.head_dim);
+    issue_scores::<E>(q_addr, k_addr, &mut s_acc, p);
     wgmma_wait(&mut s_acc, &mut token, false);
     release_stage(k_empty, 0u32, stages);
     if t_begin < t1 || t_begin >= t2 {
         let start = (t_begin * p.block_kv) as i32;
         mask_scores(&mut s_acc, start, diag, seq_kv as i32, s, p);
     }
-    online_softmax::<E>(
-        &s_acc,
-        &mut p_next,
-        m_run,
-        l_run,
-        &mut alpha,
-        scale_log2,
-        p.block_kv,
-    );
+    online_softmax(&mut s_acc, m_run, l_run, &mut alpha, scale_log2, p.block_kv);
+    to_operand::<E>(&s_acc, &mut p_frag, p.block_kv);
 
     // Three loops over the remaining tiles, each body specialised: masked up to `t1`, plain
     // up to `t2`, masked after. A branch between an issue and its wait would make a merge
@@ -845,10 +892,9 @@ fn consume<E: Float, N: Size>(
                 l_run,
                 &mut s_acc,
                 &mut p_frag,
-                &mut p_next,
                 &mut alpha,
                 &mut token,
-                &q_desc,
+                q_addr,
                 k_addr,
                 v_addr,
                 t_begin,
@@ -874,10 +920,9 @@ fn consume<E: Float, N: Size>(
             l_run,
             &mut s_acc,
             &mut p_frag,
-            &mut p_next,
             &mut alpha,
             &mut token,
-            &q_desc,
+            q_addr,
             k_addr,
             v_addr,
             t_begin,
@@ -902,10 +947,9 @@ fn consume<E: Float, N: Size>(
             l_run,
             &mut s_acc,
             &mut p_frag,
-            &mut p_next,
             &mut alpha,
             &mut token,
-            &q_desc,
+            q_addr,
             k_addr,
             v_addr,
             t_begin,
@@ -922,14 +966,12 @@ fn consume<E: Float, N: Size>(
         );
         j += 1;
     }
-    #[unroll]
-    for i in 0..s_pairs {
-        p_frag[i as usize] = p_next[i as usize];
+    if comptime!(p.warpgroups > 1) && warpgroup == 0 {
+        named_barrier(1u32, 256u32, false);
     }
     wait_stage(v_full, j % stages, j / stages, stages);
-    let (v_lbo, v_sbo, v_step) = comptime!(v_layout(p));
     let v_tile_bytes = comptime!(p.block_kv * p.val_dim * 2);
-    let v_last = descriptor::<u16>(v_addr + (j % stages) * v_tile_bytes, v_lbo, v_sbo, v_step);
+    let v_last = v_operand(v_addr + (j % stages) * v_tile_bytes, p);
     wgmma_issue::<E, u16>(&p_frag, &v_last, o_acc, p.val_dim, p.block_kv);
     wgmma_wait(o_acc, &mut token, false);
 }
@@ -946,10 +988,9 @@ fn key_step<E: Float>(
     l_run: &mut Array<f32>,
     s_acc: &mut Array<Vector<f32, Pair>>,
     p_frag: &mut Array<Vector<E, Pair>>,
-    p_next: &mut Array<Vector<E, Pair>>,
     alpha: &mut Array<f32>,
     token: &mut SharedMemory<f32>,
-    q_desc: &Array<Vector<u16, Pair>>,
+    q_addr: u32,
     k_addr: u32,
     v_addr: u32,
     t_begin: u32,
@@ -966,27 +1007,27 @@ fn key_step<E: Float>(
 ) {
     let stages = comptime!(p.stages());
     let s_pairs = comptime!(p.block_kv / 4);
-    let (k_lbo, k_sbo, k_step) = comptime!(k_layout(p));
-    let (v_lbo, v_sbo, v_step) = comptime!(v_layout(p));
     let k_tile_bytes = comptime!(p.block_kv * p.head_dim * 2);
     let v_tile_bytes = comptime!(p.block_kv * p.val_dim * 2);
     let next = j + 1;
     #[unroll]
     for i in 0..s_pairs {
-        p_frag[i as usize] = p_next[i as usize];
         s_acc[i as usize] = Vector::new(0.0f32);
     }
     wait_stage(k_full, next % stages, next / stages, stages);
     wait_stage(v_full, j % stages, j / stages, stages);
-    let k_next = descriptor::<E>(
-        k_addr + (next % stages) * k_tile_bytes,
-        k_lbo,
-        k_sbo,
-        k_step,
-    );
-    wgmma_ss_issue::<E>(q_desc, &k_next, s_acc, p.block_kv, p.head_dim);
-    let v_now = descriptor::<u16>(v_addr + (j % stages) * v_tile_bytes, v_lbo, v_sbo, v_step);
+    let v_now = v_operand(v_addr + (j % stages) * v_tile_bytes, p);
+    // The warpgroups issue their products in turn (FlashAttention-3's ping-pong), so that one
+    // warpgroup's softmax runs while the others' products keep the tensor cores busy.
+    let warpgroup = UNIT_POS_Y / 4;
+    if comptime!(p.warpgroups > 1) {
+        named_barrier(1 + warpgroup, 256u32, false);
+    }
+    issue_scores::<E>(q_addr, k_addr + (next % stages) * k_tile_bytes, s_acc, p);
     wgmma_issue::<E, u16>(p_frag, &v_now, o_acc, p.val_dim, p.block_kv);
+    if comptime!(p.warpgroups > 1) {
+        named_barrier(1 + (warpgroup + 1) % p.warpgroups, 256u32, true);
+    }
     // S_{j+1} is the older group: done once at most one (P·V) is left.
     wgmma_wait(s_acc, token, true);
     release_stage(k_empty, next % stages, stages);
@@ -994,12 +1035,77 @@ fn key_step<E: Float>(
         let start = ((t_begin + next) * p.block_kv) as i32;
         mask_scores(s_acc, start, diag, seq_kv as i32, s, p);
     }
-    let any = online_softmax::<E>(s_acc, p_next, m_run, l_run, alpha, scale_log2, p.block_kv);
+    let any = online_softmax(s_acc, m_run, l_run, alpha, scale_log2, p.block_kv);
+    // The row sums depend on every exponential: fencing them keeps the softmax ahead of the
+    // wait, overlapping `P·V`.
+    let mut sums = Array::<Vector<f32, Pair>>::new(1usize);
+    let mut pair = Vector::<f32, Pair>::new(0.0f32);
+    pair[0] = l_run[0];
+    pair[1] = l_run[1];
+    sums[0] = pair;
+    order_before_wait(&sums, token);
     wgmma_wait(o_acc, token, false);
     release_stage(v_empty, j % stages, stages);
+    to_operand::<E>(s_acc, p_frag, p.block_kv);
     if any {
         rescale(o_acc, alpha, p.val_dim);
     }
+}
+
+/// Issues `S += Q·Kᵀ` for this warpgroup (SS form): Q's rows from `q_addr`, the K tile at
+/// `k_addr`. In swizzled rows, one commit group per 64 columns of `D` (a descriptor's
+/// k-steps advance within a 128-byte row only), otherwise one.
+#[cube]
+fn issue_scores<E: Float>(
+    q_addr: u32,
+    k_addr: u32,
+    s_acc: &mut Array<Vector<f32, Pair>>,
+    #[comptime] p: WgmmaFwdParams,
+) {
+    if comptime!(p.swizzle()) {
+        #[unroll]
+        for c in 0..comptime!(p.head_dim / 64) {
+            let a = sw128_descriptor::<u16>(
+                q_addr + c * comptime!(64 * p.warpgroups * 128),
+                16u32,
+                32u32,
+            );
+            let b = sw128_descriptor::<E>(k_addr + c * comptime!(p.block_kv * 128), 16u32, 32u32);
+            wgmma_ss_issue::<E>(&a, &b, s_acc, p.block_kv, 64u32);
+        }
+    } else {
+        let (q_lbo, q_sbo, q_step) = comptime!(if p.tma {
+            tma_descriptor(64 * p.warpgroups, false)
+        } else {
+            b_descriptor(64, p.head_dim, false)
+        });
+        let a = descriptor::<u16>(q_addr, q_lbo, q_sbo, q_step);
+        let (k_lbo, k_sbo, k_step) = comptime!(k_layout(p));
+        let b = descriptor::<E>(k_addr, k_lbo, k_sbo, k_step);
+        wgmma_ss_issue::<E>(&a, &b, s_acc, p.block_kv, p.head_dim);
+    }
+}
+
+/// The V tile at `v_addr` as `P·V`'s B operand (MN-major): in swizzled rows, 64-element
+/// blocks of `Dv` a tile's 128-byte rows apart and k-steps of sixteen rows.
+#[cube]
+fn v_operand(v_addr: u32, #[comptime] p: WgmmaFwdParams) -> Array<Vector<u16, Pair>> {
+    let mut words = Array::<Vector<u16, Pair>>::new(3usize);
+    if comptime!(p.swizzle()) {
+        let d = sw128_descriptor::<u16>(v_addr, comptime!(p.block_kv * 128), 2048u32);
+        #[unroll]
+        for i in 0..3u32 {
+            words[i as usize] = d[i as usize];
+        }
+    } else {
+        let (v_lbo, v_sbo, v_step) = comptime!(v_layout(p));
+        let d = descriptor::<u16>(v_addr, v_lbo, v_sbo, v_step);
+        #[unroll]
+        for i in 0..3u32 {
+            words[i as usize] = d[i as usize];
+        }
+    }
+    words
 }
 
 /// The K tiles' descriptor distances: TMA's columns or the core-matrix layout.

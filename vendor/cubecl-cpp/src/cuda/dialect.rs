@@ -126,9 +126,10 @@ alignas(64) unsigned long long int opaque[16];
     ) {
         match instruction {
             shared::WmmaInstruction::ExecuteManual { shape, .. }
-                if shape.m == 64 && shape.k == 0 =>
+                if shape.m == 64 && shape.k <= 2 =>
             {
-                // flint patch: `setmaxnreg` (see `compile_manual_mma`), no helper.
+                // flint patch: `setmaxnreg` or a named barrier (see `compile_manual_mma`), no
+                // helper.
             }
             shared::WmmaInstruction::ExecuteManual {
                 shape,
@@ -193,9 +194,11 @@ alignas(64) unsigned long long int opaque[16];
                 }
             }
             // flint patch: three matrices are a shared-memory address, no `ldmatrix`, or a
-            // warpgroup MMA wait, no `stmatrix`.
+            // warpgroup MMA wait, no `stmatrix`; five a scheduling fence, no `stmatrix`.
             shared::WmmaInstruction::LdMatrix { factor: 3, .. }
-            | shared::WmmaInstruction::StMatrix { factor: 3, .. } => {}
+            | shared::WmmaInstruction::StMatrix {
+                factor: 3 | 5, ..
+            } => {}
             shared::WmmaInstruction::LdMatrix {
                 output,
                 factor,

@@ -220,10 +220,11 @@ fn launch_with<R: Runtime>(
                 ..c.wgmma_params(problem.head_dim, problem.val_dim)
             };
             let (bq, bkv) = (c.block_q as usize, c.block_kv as usize);
+            let sw = params.swizzle();
             let (Some(q_map), Some(k_map), Some(v_map)) = (
-                tile_map(&args.q, bq, dtype),
-                tile_map(&args.k, bkv, dtype),
-                tile_map(&args.v, bkv, dtype),
+                tile_map(&args.q, bq, dtype, sw),
+                tile_map(&args.k, bkv, dtype, sw),
+                tile_map(&args.v, bkv, dtype, sw),
             ) else {
                 return Err("the wgmma kernel's inputs must be tensor handles".into());
             };
@@ -402,6 +403,7 @@ pub(crate) fn tile_map<R: Runtime>(
     t: &TensorArg<R>,
     rows: usize,
     dtype: StorageType,
+    swizzle: bool,
 ) -> Option<TensorMapArg<R, Tiled>> {
     let TensorArg::Handle { handle } = t else {
         return None;
@@ -409,6 +411,13 @@ pub(crate) fn tile_map<R: Runtime>(
     let tensor = TensorArg::Handle {
         handle: handle.clone(),
     };
+    if swizzle {
+        let tile_size = [1, 1, rows, 64].to_vec().into();
+        return Some(
+            TensorMapArg::new(TiledArgs { tile_size }, tensor, dtype)
+                .with_swizzle(TensorMapSwizzle::B128),
+        );
+    }
     let tile_size = [1, 1, rows, 8].to_vec().into();
     Some(TensorMapArg::new(TiledArgs { tile_size }, tensor, dtype))
 }

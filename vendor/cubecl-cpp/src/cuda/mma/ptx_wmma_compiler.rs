@@ -589,6 +589,17 @@ pub(super) fn compile_manual_mma<D: Dialect>(
             shape.n
         );
     }
+    if shape.m == 64 && (shape.k == 1 || shape.k == 2) {
+        // flint patch: no product has k = 1 or 2; these are named barriers (`bar.sync` and
+        // `bar.arrive`) for warpgroups taking turns: the barrier whose number A's first
+        // element holds (1 to 15; 0 is the cube's), `n` threads in all.
+        let op = if shape.k == 1 { "sync" } else { "arrive" };
+        return writeln!(
+            f,
+            "asm volatile(\"bar.{op} %0, {};\" :: \"r\"(static_cast<uint32>(reinterpret_cast<const float*>({frag_a})[0])) : \"memory\");",
+            shape.n
+        );
+    }
     if shape.m == 64 {
         // flint patch: a warpgroup MMA (`ptx::wgmma_template`): A's registers of k / 16
         // steps, or A's three descriptor words (u16 pairs: the SS form, whose operand type

@@ -197,6 +197,46 @@ pub fn wgmma_wait_call<D: Dialect>(registers: &Variable<D>, transpose: bool) -> 
     format!("asm volatile(\"wgmma.wait_group.sync.aligned {depth};\" : {ops} :: \"memory\");\n")
 }
 
+/// flint patch: a scheduling fence, asked for by a five-matrix `stmatrix` (no `stmatrix`
+/// stores five): a shared-memory store of the registers' 32-bit words that never runs (its
+/// predicate compares `%smid` with a value no SM has). ptxas keeps stores on their side of a
+/// `wgmma.wait_group`, and otherwise schedules the wait as early as it may; so the
+/// instructions computing the registers stay ahead of the wait that follows, overlapping the
+/// products still in flight.
+pub fn order_fence_call<D: Dialect>(
+    registers: &Variable<D>,
+    buffer: &str,
+    offset: &Variable<D>,
+) -> String {
+    let words = match registers {
+        Variable::LocalArray(_, item, size) => size * item.vectorization * item.elem.size() / 4,
+        _ => 0,
+    };
+    // Four words a store where they come in fours: ptxas branches around a run of stores
+    // once, but around each single store of a long run.
+    let stores: String = (0..words.div_ceil(4))
+        .map(|g| {
+            let regs: Vec<String> = (4 * g + 1..=(4 * g + 4).min(words))
+                .map(|i| format!("%{i}"))
+                .collect();
+            match regs.len() {
+                4 => format!(" @p st.shared.v4.b32 [%0], {{{}}};", regs.join(", ")),
+                2 => format!(" @p st.shared.v2.b32 [%0], {{{}}};", regs.join(", ")),
+                _ => regs
+                    .iter()
+                    .map(|r| format!(" @p st.shared.b32 [%0], {r};"))
+                    .collect(),
+            }
+        })
+        .collect();
+    let ops = comma_separated(
+        (0..words).map(|i| format!(r#""r"(reinterpret_cast<uint32*>({registers})[{i}])"#)),
+    );
+    format!(
+        "asm volatile(\"{{ .reg .pred p; .reg .u32 t; mov.u32 t, %%smid; setp.eq.u32 p, t, 0xffff;{stores} }}\" :: \"r\"(static_cast<uint32>(__cvta_generic_to_shared({buffer} + {offset}))), {ops} : \"memory\");\n"
+    )
+}
+
 fn is_fp6_fp4<D: Dialect>(elem: Elem<D>) -> bool {
     matches!(elem, Elem::<D>::FP4(_) | Elem::<D>::FP6(_))
 }
@@ -451,9 +491,13 @@ pub fn stmatrix_call<D: Dialect>(
         buffer.fmt_ptr()
     };
 
-    // flint patch: three "matrices" (no `stmatrix` stores three) are a warpgroup MMA wait.
+    // flint patch: three "matrices" (no `stmatrix` stores three) are a warpgroup MMA wait,
+    // five a scheduling fence before one.
     if *factor == 3 {
         return wgmma_wait_call(registers, *transpose);
+    }
+    if *factor == 5 {
+        return order_fence_call(registers, &buffer, offset);
     }
     format!("__stmatrix_m{width}n8_{elem}_{factor}x{is_transposed}({regs}, {buffer} + {offset});\n")
 }
