@@ -72,6 +72,36 @@ pub(crate) fn sw128_descriptor<B: Scalar>(
     words
 }
 
+/// Issues `acc += A · Bᵀ` in the SS form with both operands K-major in 128-byte swizzled rows
+/// ([`sw128_descriptor`]): A is the warpgroup's 64 rows from `a_addr` in a buffer of `a_rows`
+/// rows, B `n` rows from `b_addr` in one of `b_rows`, each `width` wide (a multiple of 64;
+/// the buffers hold 64 columns a block, one block after the other). One commit group per 64
+/// columns: a descriptor's k-steps advance within a row only.
+#[cube]
+pub(crate) fn issue_ss_sw128<E: Float>(
+    a_addr: u32,
+    b_addr: u32,
+    acc: &mut Array<Vector<f32, Pair>>,
+    #[comptime] a_rows: u32,
+    #[comptime] b_rows: u32,
+    #[comptime] n: u32,
+    #[comptime] width: u32,
+) {
+    #[unroll]
+    for c in 0..comptime!(width / 64) {
+        let a = sw128_descriptor::<u16>(a_addr + c * comptime!(a_rows * 128), 16u32, 32u32);
+        let b = sw128_descriptor::<E>(b_addr + c * comptime!(b_rows * 128), 16u32, 32u32);
+        wgmma_ss_issue::<E>(&a, &b, acc, n, 64u32);
+    }
+}
+
+/// An MN-major B in 128-byte swizzled rows: `rows` rows (K) from `addr`, 64-element blocks of
+/// N `rows · 128` bytes apart, k-steps of sixteen rows.
+#[cube]
+pub(crate) fn mn_sw128(addr: u32, #[comptime] rows: u32) -> Array<Vector<u16, Pair>> {
+    sw128_descriptor::<u16>(addr, comptime!(rows * 128), 2048u32)
+}
+
 /// `acc += A · B` for one warpgroup: `64 x n x k`, A's `k / 16` steps in `a` (four pairs
 /// each), B as `descriptor` words (`B` = `E`: K-major, `u16`: MN-major), `acc` `n / 4` f32
 /// pairs. `n` a multiple of 8 up to 256, `k` of 16. Returns with the product complete.

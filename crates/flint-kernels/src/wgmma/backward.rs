@@ -11,8 +11,11 @@
 //!   `S = Q·Kᵀ`, `dP = dO·Vᵀ`, `dS = P ∘ (dP − delta)`, `dQ += dS·K`.
 //!
 //! Seven products per pair of tiles against the fused MMA kernel's five, but no atomics.
-//! Each consumer waits for its products before the elementwise work (other warpgroups keep
-//! the tensor cores busy meanwhile), so masks are plain branches. Windows (causal included)
+//! Every tile arrives by TMA in 128-byte swizzled rows (`D` and `Dv` are 64 or 128), the
+//! layout `super::sw128_descriptor` reads K-major or MN-major. In dK/dV each consumer waits
+//! for its products before the elementwise work (the other warpgroup keeps the tensor cores
+//! busy meanwhile), so masks are plain branches; dQ issues the next tile's scores before
+//! its `dQ` product, as the forward does. Windows (causal included)
 //! and GQA; no bias, softcap, dropout or bias gradient (the op offers the variant only
 //! without them). `Sq`, `Sk` any; rows past them arrive as zeros from TMA and are masked.
 
@@ -22,11 +25,11 @@ use cubecl::prelude::*;
 
 use super::attention::WgmmaFwdParams;
 use super::pipelined::{
-    key_tiles, mask_scores, release_stage, stage_barriers, tma_columns, to_operand, wait_stage,
+    key_tiles, mask_scores, release_stage, stage_barriers, tma_blocks, to_operand, wait_stage,
 };
 use super::{
-    descriptor, order_before_wait, set_max_registers, smem_address, tma_descriptor, wgmma_issue,
-    wgmma_ss_issue, wgmma_wait,
+    issue_ss_sw128, mn_sw128, order_before_wait, set_max_registers, smem_address, wgmma_issue,
+    wgmma_wait,
 };
 use crate::attention::forward::mma::{Pair, block_and_head, exp2, write_pair};
 use crate::attention::forward::{LOG2_E, PortableScalars};
@@ -133,7 +136,7 @@ fn stage_pair<E: Float, N: Size>(
         if stage == s {
             let barrier = barriers.index(s as usize);
             let _ = barrier.arrive_and_expect_tx(1u32, comptime!(TILE * (a_width + b_width) * 2));
-            tma_columns::<E, N>(
+            tma_blocks::<E, N>(
                 a_map,
                 barrier,
                 a_s,
@@ -144,7 +147,7 @@ fn stage_pair<E: Float, N: Size>(
                 TILE,
                 a_width,
             );
-            tma_columns::<E, N>(
+            tma_blocks::<E, N>(
                 b_map,
                 barrier,
                 b_s,
@@ -218,19 +221,19 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size>(
     // K and V of the block, then per stage a Q and a dO tile and their lse2 and delta.
     let mut k_s = SharedMemory::<Vector<E, N>>::new_aligned(
         comptime!((block_k * p.head_dim / 8) as usize),
-        128usize,
+        1024usize,
     );
     let mut v_s = SharedMemory::<Vector<E, N>>::new_aligned(
         comptime!((block_k * p.val_dim / 8) as usize),
-        128usize,
+        1024usize,
     );
     let mut q_s = SharedMemory::<Vector<E, N>>::new_aligned(
         comptime!((stages * TILE * p.head_dim / 8) as usize),
-        128usize,
+        1024usize,
     );
     let mut do_s = SharedMemory::<Vector<E, N>>::new_aligned(
         comptime!((stages * TILE * p.val_dim / 8) as usize),
-        128usize,
+        1024usize,
     );
     let mut lse_s = SharedMemory::<f32>::new(comptime!((stages * TILE) as usize));
     let mut delta_s = SharedMemory::<f32>::new(comptime!((stages * TILE) as usize));
@@ -248,10 +251,10 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size>(
             if ptid == 0 {
                 let _ = kv_full
                     .arrive_and_expect_tx(1u32, comptime!(block_k * (p.head_dim + p.val_dim) * 2));
-                tma_columns::<E, N>(
+                tma_blocks::<E, N>(
                     k_map, &kv_full, &mut k_s, 0u32, b, kvh, k_first, block_k, p.head_dim,
                 );
-                tma_columns::<E, N>(
+                tma_blocks::<E, N>(
                     v_map, &kv_full, &mut v_s, 0u32, b, kvh, k_first, block_k, p.val_dim,
                 );
             }
@@ -370,23 +373,11 @@ fn dkdv_consume<E: Float, N: Size>(
     let mut token = SharedMemory::<f32>::new(1usize);
     // This warpgroup's 64 keys as the A operand of Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ.
     let warpgroup = plane / 4;
-    let (a_lbo, a_sbo, a_step) = comptime!(tma_descriptor(block_k, false));
-    let k_desc = descriptor::<u16>(
-        smem_address::<E, N>(&k_s.slice((warpgroup * 64) as usize, 1usize)),
-        a_lbo,
-        a_sbo,
-        a_step,
-    );
-    let v_desc = descriptor::<u16>(
-        smem_address::<E, N>(&v_s.slice((warpgroup * 64) as usize, 1usize)),
-        a_lbo,
-        a_sbo,
-        a_step,
-    );
+    // In 128-byte swizzled rows: 64 rows are 512 vectors.
+    let k_addr = smem_address::<E, N>(&k_s.slice((warpgroup * 512) as usize, 1usize));
+    let v_addr = smem_address::<E, N>(&v_s.slice((warpgroup * 512) as usize, 1usize));
     let q_addr = smem_address::<E, N>(&q_s.slice(0usize, 1usize));
     let do_addr = smem_address::<E, N>(&do_s.slice(0usize, 1usize));
-    let (b_lbo, b_sbo, b_step) = comptime!(tma_descriptor(TILE, false));
-    let (t_lbo, t_sbo, t_step) = comptime!(tma_descriptor(TILE, true));
     let q_tile_bytes = comptime!(TILE * p.head_dim * 2);
     let do_tile_bytes = comptime!(TILE * p.val_dim * 2);
     // This lane's keys (rows g and g + 8 of its plane's 16).
@@ -409,10 +400,10 @@ fn dkdv_consume<E: Float, N: Size>(
             dp_acc[j as usize] = Vector::new(0.0f32);
         }
         wait_stage(full, stage, i / stages, stages);
-        let q_k = descriptor::<E>(q_addr + stage * q_tile_bytes, b_lbo, b_sbo, b_step);
-        let do_k = descriptor::<E>(do_addr + stage * do_tile_bytes, b_lbo, b_sbo, b_step);
-        wgmma_ss_issue::<E>(&k_desc, &q_k, &mut s_acc, TILE, p.head_dim);
-        wgmma_ss_issue::<E>(&v_desc, &do_k, &mut dp_acc, TILE, p.val_dim);
+        let q_tile = q_addr + stage * q_tile_bytes;
+        let do_tile = do_addr + stage * do_tile_bytes;
+        issue_ss_sw128::<E>(k_addr, q_tile, &mut s_acc, block_k, TILE, TILE, p.head_dim);
+        issue_ss_sw128::<E>(v_addr, do_tile, &mut dp_acc, block_k, TILE, TILE, p.val_dim);
         wgmma_wait(&mut s_acc, &mut token, true);
         wgmma_wait(&mut dp_acc, &mut token, false);
         // Masks: queries past Sq, and the window's bounds where the tile crosses them.
@@ -451,8 +442,8 @@ fn dkdv_consume<E: Float, N: Size>(
                 ds_frag[at] = Vector::cast_from(dsv);
             }
         }
-        let do_mn = descriptor::<u16>(do_addr + stage * do_tile_bytes, t_lbo, t_sbo, t_step);
-        let q_mn = descriptor::<u16>(q_addr + stage * q_tile_bytes, t_lbo, t_sbo, t_step);
+        let do_mn = mn_sw128(do_tile, TILE);
+        let q_mn = mn_sw128(q_tile, TILE);
         wgmma_issue::<E, u16>(&p_frag, &do_mn, dv_acc, p.val_dim, TILE);
         wgmma_issue::<E, u16>(&ds_frag, &q_mn, dk_acc, p.head_dim, TILE);
         wgmma_wait(dv_acc, &mut token, true);
@@ -578,19 +569,19 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
 
     let mut q_s = SharedMemory::<Vector<E, N>>::new_aligned(
         comptime!((block_q * p.head_dim / 8) as usize),
-        128usize,
+        1024usize,
     );
     let mut do_s = SharedMemory::<Vector<E, N>>::new_aligned(
         comptime!((block_q * p.val_dim / 8) as usize),
-        128usize,
+        1024usize,
     );
     let mut k_s = SharedMemory::<Vector<E, N>>::new_aligned(
         comptime!((stages * TILE * p.head_dim / 8) as usize),
-        128usize,
+        1024usize,
     );
     let mut v_s = SharedMemory::<Vector<E, N>>::new_aligned(
         comptime!((stages * TILE * p.val_dim / 8) as usize),
-        128usize,
+        1024usize,
     );
     let q_full = Barrier::shared(1u32, tid == 0);
     let full = stage_barriers(1u32, tid == 0, stages);
@@ -602,10 +593,10 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
         if tid == consumers && tiles > 0 {
             let _ = q_full
                 .arrive_and_expect_tx(1u32, comptime!(block_q * (p.head_dim + p.val_dim) * 2));
-            tma_columns::<E, N>(
+            tma_blocks::<E, N>(
                 q_map, &q_full, &mut q_s, 0u32, b, h, q_first, block_q, p.head_dim,
             );
-            tma_columns::<E, N>(
+            tma_blocks::<E, N>(
                 do_map, &q_full, &mut do_s, 0u32, b, h, q_first, block_q, p.val_dim,
             );
             let mut i = 0u32;
@@ -704,7 +695,6 @@ fn dq_consume<E: Float, N: Size>(
     #[comptime] p: WgmmaBwdParams,
 ) {
     let plane = UNIT_POS_Y;
-    let block_q = comptime!(p.rows());
     let walk_p = comptime!(p.walk());
     let scale_log2 = s.scale * LOG2_E;
     let mut token = SharedMemory::<f32>::new(1usize);
@@ -712,19 +702,9 @@ fn dq_consume<E: Float, N: Size>(
     let tiles = t_end - t_begin;
     let diag = row0 as i32 + seq_kv as i32 - seq_q as i32;
     let warpgroup = plane / 4;
-    let (a_lbo, a_sbo, a_step) = comptime!(tma_descriptor(block_q, false));
-    let q_desc = descriptor::<u16>(
-        smem_address::<E, N>(&q_s.slice((warpgroup * 64) as usize, 1usize)),
-        a_lbo,
-        a_sbo,
-        a_step,
-    );
-    let do_desc = descriptor::<u16>(
-        smem_address::<E, N>(&do_s.slice((warpgroup * 64) as usize, 1usize)),
-        a_lbo,
-        a_sbo,
-        a_step,
-    );
+    // In 128-byte swizzled rows: 64 rows are 512 vectors.
+    let q_addr = smem_address::<E, N>(&q_s.slice((warpgroup * 512) as usize, 1usize));
+    let do_addr = smem_address::<E, N>(&do_s.slice((warpgroup * 512) as usize, 1usize));
     let k_addr = smem_address::<E, N>(&k_s.slice(0usize, 1usize));
     let v_addr = smem_address::<E, N>(&v_s.slice(0usize, 1usize));
 
@@ -740,8 +720,8 @@ fn dq_consume<E: Float, N: Size>(
         0u32,
         &mut s_acc,
         &mut dp_acc,
-        &q_desc,
-        &do_desc,
+        q_addr,
+        do_addr,
         k_addr,
         v_addr,
         full,
@@ -772,8 +752,8 @@ fn dq_consume<E: Float, N: Size>(
                 &mut dp_acc,
                 &mut ds_frag,
                 &mut token,
-                &q_desc,
-                &do_desc,
+                q_addr,
+                do_addr,
                 k_addr,
                 v_addr,
                 full,
@@ -799,8 +779,8 @@ fn dq_consume<E: Float, N: Size>(
             &mut dp_acc,
             &mut ds_frag,
             &mut token,
-            &q_desc,
-            &do_desc,
+            q_addr,
+            do_addr,
             k_addr,
             v_addr,
             full,
@@ -825,8 +805,8 @@ fn dq_consume<E: Float, N: Size>(
             &mut dp_acc,
             &mut ds_frag,
             &mut token,
-            &q_desc,
-            &do_desc,
+            q_addr,
+            do_addr,
             k_addr,
             v_addr,
             full,
@@ -844,9 +824,8 @@ fn dq_consume<E: Float, N: Size>(
         j += 1;
     }
     let stages = comptime!(p.stages());
-    let (t_lbo, t_sbo, t_step) = comptime!(tma_descriptor(TILE, true));
     let k_tile_bytes = comptime!(TILE * p.head_dim * 2);
-    let k_mn = descriptor::<u16>(k_addr + (j % stages) * k_tile_bytes, t_lbo, t_sbo, t_step);
+    let k_mn = mn_sw128(k_addr + (j % stages) * k_tile_bytes, TILE);
     wgmma_issue::<E, u16>(&ds_frag, &k_mn, dq_acc, p.head_dim, TILE);
     wgmma_wait(dq_acc, &mut token, false);
     release_stage(empty, j % stages, stages);
@@ -860,8 +839,8 @@ fn dq_issue_scores<E: Float>(
     i: u32,
     s_acc: &mut Array<Vector<f32, Pair>>,
     dp_acc: &mut Array<Vector<f32, Pair>>,
-    q_desc: &Array<Vector<u16, Pair>>,
-    do_desc: &Array<Vector<u16, Pair>>,
+    q_addr: u32,
+    do_addr: u32,
     k_addr: u32,
     v_addr: u32,
     full: &Sequence<Shared<Barrier>>,
@@ -869,7 +848,6 @@ fn dq_issue_scores<E: Float>(
 ) {
     let stages = comptime!(p.stages());
     let stage = i % stages;
-    let (b_lbo, b_sbo, b_step) = comptime!(tma_descriptor(TILE, false));
     let k_tile_bytes = comptime!(TILE * p.head_dim * 2);
     let v_tile_bytes = comptime!(TILE * p.val_dim * 2);
     #[unroll]
@@ -878,10 +856,11 @@ fn dq_issue_scores<E: Float>(
         dp_acc[j as usize] = Vector::new(0.0f32);
     }
     wait_stage(full, stage, i / stages, stages);
-    let k_k = descriptor::<E>(k_addr + stage * k_tile_bytes, b_lbo, b_sbo, b_step);
-    let v_k = descriptor::<E>(v_addr + stage * v_tile_bytes, b_lbo, b_sbo, b_step);
-    wgmma_ss_issue::<E>(q_desc, &k_k, s_acc, TILE, p.head_dim);
-    wgmma_ss_issue::<E>(do_desc, &v_k, dp_acc, TILE, p.val_dim);
+    let k_tile = k_addr + stage * k_tile_bytes;
+    let v_tile = v_addr + stage * v_tile_bytes;
+    let block_q = comptime!(p.rows());
+    issue_ss_sw128::<E>(q_addr, k_tile, s_acc, block_q, TILE, TILE, p.head_dim);
+    issue_ss_sw128::<E>(do_addr, v_tile, dp_acc, block_q, TILE, TILE, p.val_dim);
 }
 
 /// `dS = exp2(S · scale · log2 e − lse2) ∘ (dP − delta)` into `dp` (f32), row by row
@@ -923,8 +902,8 @@ fn dq_step<E: Float>(
     dp_acc: &mut Array<Vector<f32, Pair>>,
     ds_frag: &mut Array<Vector<E, Pair>>,
     token: &mut SharedMemory<f32>,
-    q_desc: &Array<Vector<u16, Pair>>,
-    do_desc: &Array<Vector<u16, Pair>>,
+    q_addr: u32,
+    do_addr: u32,
     k_addr: u32,
     v_addr: u32,
     full: &Sequence<Shared<Barrier>>,
@@ -940,13 +919,12 @@ fn dq_step<E: Float>(
     #[comptime] masked: bool,
 ) {
     let stages = comptime!(p.stages());
-    let (t_lbo, t_sbo, t_step) = comptime!(tma_descriptor(TILE, true));
     let k_tile_bytes = comptime!(TILE * p.head_dim * 2);
     let next = j + 1;
     dq_issue_scores::<E>(
-        next, s_acc, dp_acc, q_desc, do_desc, k_addr, v_addr, full, p,
+        next, s_acc, dp_acc, q_addr, do_addr, k_addr, v_addr, full, p,
     );
-    let k_mn = descriptor::<u16>(k_addr + (j % stages) * k_tile_bytes, t_lbo, t_sbo, t_step);
+    let k_mn = mn_sw128(k_addr + (j % stages) * k_tile_bytes, TILE);
     wgmma_issue::<E, u16>(ds_frag, &k_mn, dq_acc, p.head_dim, TILE);
     // The two score groups are the older ones: done once at most one (dQ) is left.
     wgmma_wait(s_acc, token, true);

@@ -43,8 +43,8 @@ use cubecl::prelude::*;
 
 use super::attention::{Ablation, LN_2, RESCALE_SLACK_LOG2, WgmmaFwdParams};
 use super::{
-    b_descriptor, descriptor, named_barrier, order_before_wait, set_max_registers, smem_address,
-    sw128_descriptor, tma_descriptor, wgmma_issue, wgmma_ss_issue, wgmma_wait,
+    b_descriptor, descriptor, issue_ss_sw128, mn_sw128, named_barrier, order_before_wait,
+    set_max_registers, smem_address, tma_descriptor, wgmma_issue, wgmma_ss_issue, wgmma_wait,
 };
 use crate::attention::forward::mma::{Pair, exp2, write_pair};
 use crate::attention::forward::mma::{block_and_head, copy_chunk};
@@ -407,7 +407,7 @@ fn tma_rows<E: Float, N: Size>(
 /// [`super::sw128_descriptor`]'s layout), counted on `barrier`, which the caller arms.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn tma_blocks<E: Float, N: Size>(
+pub(super) fn tma_blocks<E: Float, N: Size>(
     map: &TensorMap<E, Tiled>,
     barrier: &Shared<Barrier>,
     buf: &mut SharedMemory<Vector<E, N>>,
@@ -1063,16 +1063,15 @@ fn issue_scores<E: Float>(
     #[comptime] p: WgmmaFwdParams,
 ) {
     if comptime!(p.swizzle()) {
-        #[unroll]
-        for c in 0..comptime!(p.head_dim / 64) {
-            let a = sw128_descriptor::<u16>(
-                q_addr + c * comptime!(64 * p.warpgroups * 128),
-                16u32,
-                32u32,
-            );
-            let b = sw128_descriptor::<E>(k_addr + c * comptime!(p.block_kv * 128), 16u32, 32u32);
-            wgmma_ss_issue::<E>(&a, &b, s_acc, p.block_kv, 64u32);
-        }
+        issue_ss_sw128::<E>(
+            q_addr,
+            k_addr,
+            s_acc,
+            comptime!(64 * p.warpgroups),
+            p.block_kv,
+            p.block_kv,
+            p.head_dim,
+        );
     } else {
         let (q_lbo, q_sbo, q_step) = comptime!(if p.tma {
             tma_descriptor(64 * p.warpgroups, false)
@@ -1092,7 +1091,7 @@ fn issue_scores<E: Float>(
 fn v_operand(v_addr: u32, #[comptime] p: WgmmaFwdParams) -> Array<Vector<u16, Pair>> {
     let mut words = Array::<Vector<u16, Pair>>::new(3usize);
     if comptime!(p.swizzle()) {
-        let d = sw128_descriptor::<u16>(v_addr, comptime!(p.block_kv * 128), 2048u32);
+        let d = mn_sw128(v_addr, p.block_kv);
         #[unroll]
         for i in 0..3u32 {
             words[i as usize] = d[i as usize];

@@ -270,10 +270,10 @@ fn launch_with<R: Runtime>(
                 }
             };
             let maps = |a: &AttentionBwdArgs<R>, q_rows: usize, k_rows: usize| match (
-                tile_map(&a.q, q_rows, dtype, false),
-                tile_map(&a.k, k_rows, dtype, false),
-                tile_map(&a.v, k_rows, dtype, false),
-                tile_map(&a.dout, q_rows, dtype, false),
+                tile_map(&a.q, q_rows, dtype, true),
+                tile_map(&a.k, k_rows, dtype, true),
+                tile_map(&a.v, k_rows, dtype, true),
+                tile_map(&a.dout, q_rows, dtype, true),
             ) {
                 (Some(q), Some(k), Some(v), Some(d)) => Ok((q, k, v, d)),
                 _ => Err("the wgmma backward's inputs must be tensor handles".to_string()),
