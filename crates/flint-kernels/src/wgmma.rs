@@ -72,11 +72,11 @@ pub(crate) fn sw128_descriptor<B: Scalar>(
     words
 }
 
-/// Issues `acc += A · Bᵀ` in the SS form with both operands K-major in 128-byte swizzled rows
+/// Issues `acc = A · Bᵀ` in the SS form with both operands K-major in 128-byte swizzled rows
 /// ([`sw128_descriptor`]): A is the warpgroup's 64 rows from `a_addr` in a buffer of `a_rows`
 /// rows, B `n` rows from `b_addr` in one of `b_rows`, each `width` wide (a multiple of 64;
-/// the buffers hold 64 columns a block, one block after the other). One commit group per 64
-/// columns: a descriptor's k-steps advance within a row only.
+/// the buffers hold 64 columns a block, one block after the other), `acc` overwritten. One
+/// commit group per 64 columns: a descriptor's k-steps advance within a row only.
 #[cube]
 pub(crate) fn issue_ss_sw128<E: Float>(
     a_addr: u32,
@@ -87,8 +87,12 @@ pub(crate) fn issue_ss_sw128<E: Float>(
     #[comptime] n: u32,
     #[comptime] width: u32,
 ) {
+    // The first block starts the product from zero (`wgmma_ss_start`).
+    let a0 = sw128_descriptor::<u16>(a_addr, 16u32, 32u32);
+    let b0 = sw128_descriptor::<E>(b_addr, 16u32, 32u32);
+    wgmma_ss_start::<E>(&a0, &b0, acc, n, 64u32);
     #[unroll]
-    for c in 0..comptime!(width / 64) {
+    for c in 1..comptime!(width / 64) {
         let a = sw128_descriptor::<u16>(a_addr + c * comptime!(a_rows * 128), 16u32, 32u32);
         let b = sw128_descriptor::<E>(b_addr + c * comptime!(b_rows * 128), 16u32, 32u32);
         wgmma_ss_issue::<E>(&a, &b, acc, n, 64u32);
@@ -198,6 +202,22 @@ pub(crate) fn named_barrier(id: u32, #[comptime] threads: u32, #[comptime] arriv
     let b = Array::<Vector<f32, Pair>>::new(1usize);
     let mut c = Array::<Vector<f32, Pair>>::new(1usize);
     def.execute_inplace::<Pair, Pair, Pair>(&a, &b, &mut c);
+}
+
+/// [`wgmma_ss_issue`] of `acc = A · Bᵀ`, from zero: the accumulators are only written, so
+/// they need no zeros beforehand. Zeros written into them make ptxas wait for another product
+/// in flight when it gives the zero's register to that product's accumulators.
+#[cube]
+pub(crate) fn wgmma_ss_start<E: Float>(
+    a: &Array<Vector<u16, Pair>>,
+    b: &Array<Vector<E, Pair>>,
+    acc: &mut Array<Vector<f32, Pair>>,
+    #[comptime] n: u32,
+    #[comptime] k: u32,
+) {
+    // k + 1: the patched compiler's request for a product from zero (no product's k is odd).
+    let def = MmaDefinition::<u16, E, f32>::new(64usize, n as usize, (k + 1) as usize);
+    def.execute_inplace::<Pair, Pair, Pair>(a, b, acc);
 }
 
 /// `setmaxnreg` for the calling warpgroup (all its warps together): at most `count` registers

@@ -91,6 +91,11 @@ __mma_m16n8k{k}_{a_elem}_{b_elem}_{cd_elem}({args}) {{
 /// proxy, `wgmma` reads them through the async one), then one asm statement with
 /// `wgmma.fence`, the steps and a commit. The accumulators are the asm's in-out operands,
 /// so the compiler sees them written here; `wgmma_wait_call` is where they are ready.
+///
+/// An odd `k` (`k % 16 == 1`, no product's) asks for a product that starts from zero: the
+/// first step's `scale-d` is false and the accumulators are outputs only, so the compiler
+/// needs no zeros in them (ptxas otherwise can give those zeros a register of another
+/// product in flight and wait for it).
 pub fn wgmma_template<D: Dialect>(
     a_elem: Elem<D>,
     n: u32,
@@ -118,7 +123,12 @@ pub fn wgmma_template<D: Dialect>(
         .chain(args_d)
         .collect::<Vec<_>>()
         .join(", ");
-    let copies: String = (0..acc).map(|i| format!("  d_{i} = c_{i};\n")).collect();
+    let zero = k % 16 == 1;
+    let copies: String = if zero {
+        String::new()
+    } else {
+        (0..acc).map(|i| format!("  d_{i} = c_{i};\n")).collect()
+    };
     // One asm statement for the fence, every step and the commit: the compiler moves
     // operands into place before an asm statement, and a move between the fence and a step
     // (an A fragment sharing registers with another product's) is a modification `wgmma`
@@ -132,7 +142,7 @@ pub fn wgmma_template<D: Dialect>(
     };
     let scale = desc0 + steps;
     let mut text = format!(
-        "\"{{ .reg .pred p; setp.ne.b32 p, %{scale}, 0; wgmma.fence.sync.aligned; \"\n"
+        "\"{{ .reg .pred p, q; setp.ne.b32 p, %{scale}, 0; setp.eq.b32 q, %{scale}, %{scale}; wgmma.fence.sync.aligned; \"\n"
     );
     for s in 0..steps {
         let (a, tail) = if a_desc {
@@ -142,12 +152,14 @@ pub fn wgmma_template<D: Dialect>(
             (format!("{{{regs_a}}}"), format!("{trans}"))
         };
         text.push_str(&format!(
-            "      \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab} {{{regs_d}}}, {a}, %{}, p, 1, 1, {tail}; \"\n",
-            desc0 + s
+            "      \"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab} {{{regs_d}}}, {a}, %{}, {}, 1, 1, {tail}; \"\n",
+            desc0 + s,
+            if s == 0 { "p" } else { "q" }
         ));
     }
     text.push_str("      \"wgmma.commit_group.sync.aligned; }\"");
-    let outs = comma_separated((0..acc).map(|i| format!(r#""+f"(d_{i})"#)));
+    let out = if zero { "=f" } else { "+f" };
+    let outs = comma_separated((0..acc).map(|i| format!(r#""{out}"(d_{i})"#)));
     let a_ins: Vec<String> = if a_desc {
         (0..a_ops)
             .map(|s| format!(r#""l"(adesc + {s}ull * a_2)"#))
@@ -159,7 +171,7 @@ pub fn wgmma_template<D: Dialect>(
         a_ins
             .into_iter()
             .chain((0..steps).map(|s| format!(r#""l"(desc + {s}ull * b_2)"#)))
-            .chain([r#""r"(1)"#.to_string()]),
+            .chain([format!(r#""r"({})"#, u32::from(!zero))]),
     );
     let adesc = if a_desc {
         "  const uint64 adesc = (static_cast<uint64>(a_1) << 32) | static_cast<uint64>(a_0);\n"
