@@ -25,7 +25,7 @@ use cubecl::prelude::*;
 
 use super::attention::WgmmaFwdParams;
 use super::pipelined::{
-    key_tiles, mask_scores, release_stage, stage_barriers, tma_blocks, to_operand, wait_stage,
+    key_tiles, mask_scores, release_stage, stage_barriers, tma_boxes, to_operand, wait_stage,
 };
 use super::{
     issue_ss_sw128, mn_sw128, order_before_wait, set_max_registers, smem_address, wgmma_issue,
@@ -136,7 +136,7 @@ fn stage_pair<E: Float, N: Size>(
         if stage == s {
             let barrier = barriers.index(s as usize);
             let _ = barrier.arrive_and_expect_tx(1u32, comptime!(TILE * (a_width + b_width) * 2));
-            tma_blocks::<E, N>(
+            tma_boxes::<E, N>(
                 a_map,
                 barrier,
                 a_s,
@@ -146,8 +146,9 @@ fn stage_pair<E: Float, N: Size>(
                 start,
                 TILE,
                 a_width,
+                64u32,
             );
-            tma_blocks::<E, N>(
+            tma_boxes::<E, N>(
                 b_map,
                 barrier,
                 b_s,
@@ -157,6 +158,7 @@ fn stage_pair<E: Float, N: Size>(
                 start,
                 TILE,
                 b_width,
+                64u32,
             );
         }
     }
@@ -251,11 +253,11 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size>(
             if ptid == 0 {
                 let _ = kv_full
                     .arrive_and_expect_tx(1u32, comptime!(block_k * (p.head_dim + p.val_dim) * 2));
-                tma_blocks::<E, N>(
-                    k_map, &kv_full, &mut k_s, 0u32, b, kvh, k_first, block_k, p.head_dim,
+                tma_boxes::<E, N>(
+                    k_map, &kv_full, &mut k_s, 0u32, b, kvh, k_first, block_k, p.head_dim, 64u32,
                 );
-                tma_blocks::<E, N>(
-                    v_map, &kv_full, &mut v_s, 0u32, b, kvh, k_first, block_k, p.val_dim,
+                tma_boxes::<E, N>(
+                    v_map, &kv_full, &mut v_s, 0u32, b, kvh, k_first, block_k, p.val_dim, 64u32,
                 );
             }
             let mut i = 0u32;
@@ -593,11 +595,11 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
         if tid == consumers && tiles > 0 {
             let _ = q_full
                 .arrive_and_expect_tx(1u32, comptime!(block_q * (p.head_dim + p.val_dim) * 2));
-            tma_blocks::<E, N>(
-                q_map, &q_full, &mut q_s, 0u32, b, h, q_first, block_q, p.head_dim,
+            tma_boxes::<E, N>(
+                q_map, &q_full, &mut q_s, 0u32, b, h, q_first, block_q, p.head_dim, 64u32,
             );
-            tma_blocks::<E, N>(
-                do_map, &q_full, &mut do_s, 0u32, b, h, q_first, block_q, p.val_dim,
+            tma_boxes::<E, N>(
+                do_map, &q_full, &mut do_s, 0u32, b, h, q_first, block_q, p.val_dim, 64u32,
             );
             let mut i = 0u32;
             while i < tiles {

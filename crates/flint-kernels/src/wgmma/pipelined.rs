@@ -394,20 +394,18 @@ fn tma_rows<E: Float, N: Size>(
     #[comptime] swizzle: bool,
 ) {
     let _ = barrier.arrive_and_expect_tx(1u32, comptime!(rows * width * 2));
-    if comptime!(swizzle) {
-        tma_blocks::<E, N>(map, barrier, buf, to, b, h, start, rows, width);
-    } else {
-        tma_columns::<E, N>(map, barrier, buf, to, b, h, start, rows, width);
-    }
+    let box_cols = comptime!(if swizzle { 64u32 } else { 8u32 });
+    tma_boxes::<E, N>(map, barrier, buf, to, b, h, start, rows, width, box_cols);
 }
 
 /// Issues the TMA copies of `rows` rows from `start` of head `h` of batch `b` (`width` wide)
-/// into `buf` from vector `to`, one per 64-element column block in 128-byte swizzled rows
-/// (block `c` lands after the `c` before it, `rows · 128` bytes each:
-/// [`super::sw128_descriptor`]'s layout), counted on `barrier`, which the caller arms.
+/// into `buf` from vector `to`, one per box of `box_cols` columns, counted on `barrier`, which
+/// the caller arms for their bytes: 8 (16-byte columns, [`super::tma_descriptor`]'s layout)
+/// or 64 (128-byte swizzled rows, [`super::sw128_descriptor`]'s), box `c` landing after the
+/// `c` before it. Rows past the tensor's end arrive as zeros.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub(super) fn tma_blocks<E: Float, N: Size>(
+pub(super) fn tma_boxes<E: Float, N: Size>(
     map: &TensorMap<E, Tiled>,
     barrier: &Shared<Barrier>,
     buf: &mut SharedMemory<Vector<E, N>>,
@@ -417,48 +415,18 @@ pub(super) fn tma_blocks<E: Float, N: Size>(
     start: u32,
     #[comptime] rows: u32,
     #[comptime] width: u32,
+    #[comptime] box_cols: u32,
 ) {
     #[unroll]
-    for c in 0..comptime!(width / 64) {
-        let at = (to + c * rows * 8) as usize;
+    for c in 0..comptime!(width / box_cols) {
+        let at = (to + c * comptime!(rows * box_cols / 8)) as usize;
         barrier.tma_load_4d(
             map,
-            &mut buf.slice_mut(at, at + (rows * 8) as usize),
+            &mut buf.slice_mut(at, at + comptime!(rows * box_cols / 8) as usize),
             b as i32,
             h as i32,
             start as i32,
-            comptime!((c * 64) as i32),
-        );
-    }
-}
-
-/// Issues the TMA copies of `rows` rows from `start` of head `h` of batch `b` (`width` wide)
-/// into `buf` from vector `to`, one per 16-byte column (column `c` lands after the `c`
-/// before it, `rows` rows each: [`super::tma_descriptor`]'s layout), counted on `barrier`,
-/// which the caller arms for their bytes. Rows past the tensor's end arrive as zeros.
-#[cube]
-#[allow(clippy::too_many_arguments)]
-pub(super) fn tma_columns<E: Float, N: Size>(
-    map: &TensorMap<E, Tiled>,
-    barrier: &Shared<Barrier>,
-    buf: &mut SharedMemory<Vector<E, N>>,
-    to: u32,
-    b: u32,
-    h: u32,
-    start: u32,
-    #[comptime] rows: u32,
-    #[comptime] width: u32,
-) {
-    #[unroll]
-    for c in 0..comptime!(width / 8) {
-        let at = (to + c * rows) as usize;
-        barrier.tma_load_4d(
-            map,
-            &mut buf.slice_mut(at, at + rows as usize),
-            b as i32,
-            h as i32,
-            start as i32,
-            comptime!((c * 8) as i32),
+            comptime!((c * box_cols) as i32),
         );
     }
 }
