@@ -378,7 +378,7 @@ pub(super) fn stage_barriers(
 }
 
 /// Arms `barrier` for the bytes of `rows` rows of `width` (16-bit elements) and copies them
-/// by TMA ([`tma_columns`]).
+/// by TMA ([`tma_boxes`]: in 128-byte swizzled rows where `swizzle`, else 16-byte columns).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn tma_rows<E: Float, N: Size>(

@@ -183,8 +183,8 @@ fn launch_with<R: Runtime>(
     dispatch: Dispatch,
 ) -> Result<(), String> {
     if c.variant == Variant::Wgmma && !sixteen_byte_rows(&args()) {
-        // TMA reads rows of 16-byte columns: where an input's strides do not allow them, the
-        // calls of this bucket run the two-kernel MMA backward.
+        // TMA needs strides in whole 16 bytes: where an input's do not allow them, the calls
+        // of this bucket run the two-kernel MMA backward.
         let mma = AttentionBwdConfig::new(Variant::Mma, 64, 64);
         return launch_with(client, problem, dtype, dbias, &mma, args, dispatch);
     }
@@ -597,7 +597,8 @@ pub(crate) fn query_strides<R: Runtime>(
 }
 
 /// Whether every input of the backward can be read 16 bytes at a time (by 16-byte loads, or
-/// TMA's 16-byte columns): the last dim contiguous, every other stride a multiple of 8.
+/// by TMA, whose strides are whole 16 bytes): the last dim contiguous, every other stride a
+/// multiple of 8.
 fn sixteen_byte_rows<R: Runtime>(a: &AttentionBwdArgs<R>) -> bool {
     [&a.q, &a.k, &a.v, &a.dout]
         .iter()
