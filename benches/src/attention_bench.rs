@@ -16,7 +16,8 @@
 //! cargo run --release -p flint-benches --features cuda --bin attention_bench -- \
 //!     [--workloads | --workload LABEL] [--dims 128 --seqs 1024,4096] [--dtype bf16|f16|f32] [--no-burn] \
 //!     [--csv out.csv] [--svg out.svg --reference sdpa.txt] [--iters 5] [--bwd]
-//!     [--bwd-configs | --bwd-only NAME] [--fwd-configs] [--split-configs] [--portable-configs] [--check]
+//!     [--bwd-configs | --bwd-only NAME] [--fwd-configs | --fwd-only NAME] [--only LABEL,...]
+//!     [--split-configs] [--portable-configs] [--check]
 //!     [--overhead] [--wgpu] [--no-kernel-cache]
 //! ```
 //!
@@ -109,6 +110,10 @@ pub struct Args {
     pub bwd_filter: Option<String>,
     /// Forward: also time each tensor-core forward tiling, forced through the options.
     pub fwd_configs: bool,
+    /// With `fwd_configs`: only the tilings whose row name contains this.
+    pub fwd_filter: Option<String>,
+    /// Only the workloads whose label is one of these (comma-separated on the command line).
+    pub only: Vec<String>,
     /// Forward, decode-like workloads: also time one-plane tilings at each split-K count.
     pub split_configs: bool,
     /// Forward: also time the portable kernel's tilings (f32, adapters without tensor cores).
@@ -143,6 +148,8 @@ impl Default for Args {
             bwd: false,
             bwd_configs: false,
             bwd_filter: None,
+            fwd_filter: None,
+            only: Vec::new(),
             fwd_configs: false,
             split_configs: false,
             portable_configs: false,
@@ -223,6 +230,11 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
                 a.bwd_filter = Some(value()?);
             }
             "--fwd-configs" => a.fwd_configs = true,
+            "--fwd-only" => {
+                a.fwd_configs = true;
+                a.fwd_filter = Some(value()?);
+            }
+            "--only" => a.only = value()?.split(',').map(str::to_string).collect(),
             "--split-configs" => a.split_configs = true,
             "--portable-configs" => a.portable_configs = true,
             "--check" => a.check = true,
@@ -336,7 +348,7 @@ fn workloads(a: &Args) -> Result<Vec<Workload>, String> {
         if let Some(only) = &a.workload {
             list.retain(|w| w.label.contains(only.as_str()));
         }
-        return Ok(list);
+        return Ok(only(a, list));
     }
     let entry = manifest_entry(None, "attention_fwd")?;
     let mut out = Vec::new();
@@ -362,7 +374,15 @@ fn workloads(a: &Args) -> Result<Vec<Workload>, String> {
             }
         }
     }
-    Ok(out)
+    Ok(only(a, out))
+}
+
+/// `list` less the workloads `--only` leaves out.
+fn only(a: &Args, mut list: Vec<Workload>) -> Vec<Workload> {
+    if !a.only.is_empty() {
+        list.retain(|w| a.only.contains(&w.label));
+    }
+    list
 }
 
 /// The backward op, to key overlays by (its id and version; the limits are not consulted).
@@ -1020,6 +1040,9 @@ fn run<B: FlashAttentionBackend>(
                 let config = AttentionFwdConfig::new(Variant::Portable, bq, bkv);
                 forced.push((format!("flint-portable{bq}x{bkv}"), config));
             }
+        }
+        if let Some(keep) = &a.fwd_filter {
+            forced.retain(|(name, _)| name.contains(keep.as_str()));
         }
         for (name, config) in forced {
             let options = AttentionOptions::new().with_causal(w.causal).config(config);

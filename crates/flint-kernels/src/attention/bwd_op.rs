@@ -121,8 +121,8 @@ impl Op for AttentionBwdOp {
         // an H100 (docs/PERF.md); 5: eight-plane cubes; 6: the fused dQ with its planes as
         // a grid; 7: the fused grid with 128-query tiles up to D = 64; 8: the warpgroup-MMA
         // backward joins the candidates on sm_90; 9: its tiles in 128-byte swizzled rows
-        // (30-38% faster). Re-tune.
-        9
+        // (30-38% faster); 10: its causal grids in head groups sharing L2. Re-tune.
+        10
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {

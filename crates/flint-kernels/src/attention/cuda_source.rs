@@ -459,7 +459,6 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                     val_dim: d,
                     pipelined: $pipelined,
                     has_right: causal,
-                    heads_major: causal,
                     out_vec: 2,
                     tma: $pipelined,
                     ..Default::default()
@@ -537,7 +536,6 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
             head_dim: 128,
             val_dim: 128,
             has_right: causal,
-            heads_major: causal,
             out_vec: 2,
             ..Default::default()
         };

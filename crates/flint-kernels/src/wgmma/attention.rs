@@ -48,9 +48,6 @@ pub struct WgmmaFwdParams {
     pub has_left: bool,
     /// Pipelined only: a window bound on the right (causal).
     pub has_right: bool,
-    /// Pipelined only: the grid is `(B·H, blocks)` rather than `(blocks, B·H)`, so that
-    /// every head's heaviest (last) query block launches first under a causal mask.
-    pub heads_major: bool,
     /// Output elements written at once: 2, or 1 where the output's strides are odd.
     pub out_vec: u32,
     /// Pipelined only: the producer copies by TMA (one thread, one instruction per 16-byte

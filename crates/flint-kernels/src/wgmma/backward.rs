@@ -25,13 +25,14 @@ use cubecl::prelude::*;
 
 use super::attention::WgmmaFwdParams;
 use super::pipelined::{
-    key_tiles, mask_scores, release_stage, stage_barriers, tma_boxes, to_operand, wait_stage,
+    grouped_block_and_head, key_tiles, mask_scores, release_stage, stage_barriers, tma_boxes,
+    to_operand, wait_stage,
 };
 use super::{
     issue_ss_sw128, mn_sw128, order_before_wait, set_max_registers, smem_address, wgmma_issue,
     wgmma_wait,
 };
-use crate::attention::forward::mma::{Pair, block_and_head, exp2, write_pair};
+use crate::attention::forward::mma::{Pair, exp2, write_pair};
 use crate::attention::forward::{LOG2_E, PortableScalars};
 
 /// Compile-time shape of the two backward kernels.
@@ -47,8 +48,6 @@ pub struct WgmmaBwdParams {
     pub has_left: bool,
     /// A window bound on the right (causal).
     pub has_right: bool,
-    /// The grid is `(B·H, blocks)`: every head's heaviest block first under a causal mask.
-    pub heads_major: bool,
     /// Gradient elements written at once: 2, or 1 where a gradient's strides are odd.
     pub out_vec: u32,
 }
@@ -105,7 +104,6 @@ impl WgmmaBwdParams {
             ablation: super::attention::Ablation::None,
             has_left: self.has_left,
             has_right: self.has_right,
-            heads_major: self.heads_major,
             out_vec: self.out_vec,
             tma: true,
         }
@@ -164,8 +162,8 @@ fn stage_pair<E: Float, N: Size>(
     }
 }
 
-/// The dK/dV kernel. Grid `(ceil(Sk / (64·warpgroups)), B·Hkv)` (swapped with
-/// `heads_major`), cube `(32, 4·warpgroups + 4)`.
+/// The dK/dV kernel. Grid `(G, ceil(Sk / (64·warpgroups)), B·Hkv / G)` (see
+/// [`grouped_block_and_head`]), cube `(32, 4·warpgroups + 4)`.
 #[cube(launch_unchecked, fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size>(
@@ -193,7 +191,7 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size>(
     let kv_heads = k.shape(1) as u32;
     let seq_q = q.shape(2) as u32;
     let seq_kv = k.shape(2) as u32;
-    let order = block_and_head(p.heads_major, false);
+    let order = grouped_block_and_head(false);
     let b = order[1] / kv_heads;
     let kvh = order[1] % kv_heads;
     let k_first = order[0] * block_k;
@@ -532,8 +530,8 @@ fn write_grad<E: Float, NO: Size>(
     }
 }
 
-/// The dQ kernel. Grid `(ceil(Sq / (64·warpgroups)), B·H)` (swapped with `heads_major`),
-/// cube `(32, 4·warpgroups + 4)`.
+/// The dQ kernel. Grid `(G, ceil(Sq / (64·warpgroups)), B·H / G)` (see
+/// [`grouped_block_and_head`]), cube `(32, 4·warpgroups + 4)`.
 #[cube(launch_unchecked, fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
@@ -560,7 +558,7 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
     let heads = q.shape(1) as u32;
     let seq_q = q.shape(2) as u32;
     let seq_kv = k.shape(2) as u32;
-    let order = block_and_head(p.heads_major, true);
+    let order = grouped_block_and_head(true);
     let b = order[1] / heads;
     let h = order[1] % heads;
     let kvh = h / s.group;

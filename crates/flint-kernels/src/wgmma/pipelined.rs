@@ -47,7 +47,7 @@ use super::{
     set_max_registers, smem_address, tma_descriptor, wgmma_issue, wgmma_ss_issue, wgmma_wait,
 };
 use crate::attention::forward::mma::{Pair, exp2, write_pair};
-use crate::attention::forward::mma::{block_and_head, copy_chunk};
+use crate::attention::forward::mma::{copy_chunk, reversed};
 use crate::attention::forward::{LOG2_E, PortableScalars};
 
 /// The online softmax of one tile of raw scores `s` (pair `2j + r`: row `g + 8r`, keys
@@ -516,6 +516,20 @@ fn produce_tma<E: Float, N: Size>(
     }
 }
 
+/// This cube's `(block, batch·head)` in a grid `(G, blocks, B·H / G)` (see the launch's
+/// `head_groups`): the block from y, counted from the end when `reversed_blocks`, and head
+/// `z·G + x`.
+#[cube]
+pub(super) fn grouped_block_and_head(#[comptime] reversed_blocks: bool) -> Array<u32> {
+    let mut out = Array::<u32>::new(2usize);
+    out[0] = CUBE_POS_Y;
+    if comptime!(reversed_blocks) {
+        out[0] = reversed(CUBE_POS_Y, CUBE_COUNT_Y);
+    }
+    out[1] = CUBE_POS_Z * CUBE_COUNT_X + CUBE_POS_X;
+    out
+}
+
 /// This cube's walk over the keys: `[t_begin, t1, t2, t_end]`, in key tiles. It reads the
 /// tiles `t_begin..t_end` that hold a key some row of the cube may see; those in `t1..t2` are
 /// visible to every row (no mask), the others need one (a window bound inside them, or the
@@ -593,9 +607,8 @@ pub(super) fn mask_scores(
     }
 }
 
-/// The pipelined forward: `Variant::Wgmma` of the selector. Grid `(blocks, B·H)`, or
-/// `(B·H, blocks)` with `heads_major`, blocks of `64·warpgroups` query rows counted from the
-/// end; cube `(32, 4·warpgroups + 4)`: the consumer warpgroups, then the producer warpgroup.
+/// The pipelined forward: `Variant::Wgmma` of the selector. Grid `(G, blocks, B·H / G)`
+/// ([`grouped_block_and_head`]), blocks of `64·warpgroups` query rows counted from the end; cube `(32, 4·warpgroups + 4)`: the consumer warpgroups, then the producer warpgroup.
 /// Windows (causal included), GQA, any lengths and strides that are multiples of 8 elements
 /// with a contiguous last dim; no bias, softcap or dropout. `s.scale` must be positive (the
 /// softmax works on raw scores).
@@ -623,7 +636,7 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
     let seq_q = q.shape(2) as u32;
     let seq_kv = k.shape(2) as u32;
     // Last query blocks first: under a causal mask they see the most keys.
-    let order = block_and_head(p.heads_major, true);
+    let order = grouped_block_and_head(true);
     let bh = order[1];
     let b = bh / heads;
     let h = bh % heads;

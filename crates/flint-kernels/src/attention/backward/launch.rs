@@ -10,7 +10,9 @@ use cubecl::zspace::Shape;
 use super::dq_accum::{dq_accum_finish, dq_accum_zero};
 use super::mma::{BwdMmaParams, QueryStridesLaunch, attention_bwd_dkdv_mma, attention_bwd_dq_mma};
 use super::portable::{BwdParams, attention_bwd_delta, attention_bwd_dkdv, attention_bwd_dq};
-use crate::attention::forward::{MAX_GRID_Y, causal_order, scalars, tile_map, vector_ok};
+use crate::attention::forward::{
+    MAX_GRID_Y, causal_order, head_groups, scalars, streaming_multiprocessors, tile_map, vector_ok,
+};
 use crate::attention::{AttentionBwdConfig, AttentionBwdOp, AttentionProblem, Variant};
 use crate::wgmma::backward::{
     TILE, WgmmaBwdParams, attention_bwd_dkdv_wgmma, attention_bwd_dq_wgmma,
@@ -182,9 +184,14 @@ fn launch_with<R: Runtime>(
     args: &dyn Fn() -> AttentionBwdArgs<R>,
     dispatch: Dispatch,
 ) -> Result<(), String> {
-    if c.variant == Variant::Wgmma && !sixteen_byte_rows(&args()) {
-        // TMA needs strides in whole 16 bytes: where an input's do not allow them, the calls
-        // of this bucket run the two-kernel MMA backward.
+    // Blocks of at least 64 rows, along the grid's y.
+    let grid_rows = problem.seq_q.max(problem.seq_kv).div_ceil(64);
+    if c.variant == Variant::Wgmma
+        && (!sixteen_byte_rows(&args()) || grid_rows > MAX_GRID_Y as usize)
+    {
+        // TMA needs strides in whole 16 bytes: where an input's do not allow them (or a
+        // sequence needs more blocks than a grid's y holds), the calls of this bucket run the
+        // two-kernel MMA backward.
         let mma = AttentionBwdConfig::new(Variant::Mma, 64, 64);
         return launch_with(client, problem, dtype, dbias, &mma, args, dispatch);
     }
@@ -253,21 +260,17 @@ fn launch_with<R: Runtime>(
             let tile = TILE as usize;
             let key_blocks = to_u32(problem.seq_kv.div_ceil(rows), "key blocks")?;
             let query_blocks = to_u32(problem.seq_q.div_ceil(rows), "query blocks")?;
-            let heads_major = causal_order(problem) && key_blocks.max(query_blocks) <= MAX_GRID_Y;
             let out_vec = grad_out_vec(&a);
             let params = WgmmaBwdParams {
                 has_left: left.is_some(),
                 has_right: right.is_some(),
-                heads_major,
                 out_vec,
                 ..base
             };
+            let sms = streaming_multiprocessors(client);
             let grid = |blocks, heads| {
-                if heads_major {
-                    dispatch.grid(heads, blocks, 1)
-                } else {
-                    dispatch.grid(blocks, heads, 1)
-                }
+                let g = head_groups(problem, heads, blocks, sms);
+                dispatch.grid(g, blocks, heads / g)
             };
             let maps = |a: &AttentionBwdArgs<R>, q_rows: usize, k_rows: usize| match (
                 tile_map(&a.q, q_rows, dtype, true),

@@ -190,13 +190,14 @@ fn launch_with<R: Runtime>(
             }
         }
         Variant::Wgmma => {
-            // The kernel copies 16-byte rows and takes raw maxima (a positive scale). The
-            // other calls of its bucket, which no signature field tells apart, run the MMA
-            // kernel, which any tensor-core device with warpgroup MMA also has.
+            // The kernel copies 16-byte rows, takes raw maxima (a positive scale) and puts
+            // the blocks along the grid's y. The other calls of its bucket, which no signature
+            // field tells apart, run the MMA kernel, which any tensor-core device with
+            // warpgroup MMA also has.
             let wide = [&args.q, &args.k, &args.v]
                 .iter()
                 .all(|t| vector_ok(t.strides(), 8));
-            if !wide || problem.scale <= 0.0 {
+            if !wide || problem.scale <= 0.0 || q_blocks > MAX_GRID_Y {
                 let mma = AttentionFwdConfig::new(Variant::Mma, 64, 64);
                 return launch_with(client, problem, dtype, &mma, args, dispatch);
             }
@@ -205,16 +206,11 @@ fn launch_with<R: Runtime>(
             } else {
                 1
             };
-            let heads_major = causal_order(problem) && q_blocks <= MAX_GRID_Y;
-            let grid = if heads_major {
-                dispatch.grid(bh, q_blocks, 1)
-            } else {
-                dispatch.grid(q_blocks, bh, 1)
-            };
+            let g = head_groups(problem, bh, q_blocks, streaming_multiprocessors(client));
+            let grid = dispatch.grid(g, q_blocks, bh / g);
             let params = WgmmaFwdParams {
                 has_left: left.is_some(),
                 has_right: right.is_some(),
-                heads_major,
                 out_vec: out_vec as u32,
                 tma: true,
                 ..c.wgmma_params(problem.head_dim, problem.val_dim)
@@ -434,6 +430,38 @@ pub(crate) fn causal_order(problem: &AttentionProblem) -> bool {
     problem.window.1.is_some() && problem.window.0.is_none()
 }
 
+/// The device's SM count, or a typical one where the runtime does not tell.
+pub(crate) fn streaming_multiprocessors<R: Runtime>(client: &ComputeClient<R>) -> u32 {
+    client
+        .properties()
+        .hardware
+        .num_streaming_multiprocessors
+        .unwrap_or(128)
+}
+
+/// Heads per group of a warpgroup kernel's grid `(G, blocks, B·H / G)`, which launches x
+/// first: each group of `G` heads runs its blocks (heaviest first under a causal mask) before
+/// the next group starts. Without a causal mask `G = 1`, each head's blocks in turn. With
+/// one, `G` aims at about eight blocks per head among the cubes of a wave (one per SM):
+/// enough heads that a group's heavy blocks spread over the SMs, few enough that those
+/// blocks share their K and V in L2. Launching every head at once (`G = B·H`) streams K and V
+/// from memory once per block, which bounds short causal sequences on an H100.
+pub(crate) fn head_groups(problem: &AttentionProblem, bh: u32, blocks: u32, sms: u32) -> u32 {
+    if !causal_order(problem) {
+        return 1;
+    }
+    let target = sms.div_ceil(blocks.clamp(1, 8)).max(1);
+    if bh <= target {
+        return bh;
+    }
+    // The divisor of B·H nearest the target within a factor of two, else every head.
+    let g = (target.div_ceil(2)..=2 * target)
+        .filter(|g| bh.is_multiple_of(*g))
+        .min_by_key(|g| g.abs_diff(target))
+        .unwrap_or(bh);
+    if bh / g > MAX_GRID_Y { bh } else { g }
+}
+
 /// Whether a 4-D tensor with `strides` can be read `width` elements at a time along its last
 /// dim: that dim contiguous and every other stride a multiple of `width`.
 pub(crate) fn vector_ok(strides: &[usize], width: usize) -> bool {
@@ -467,4 +495,44 @@ pub(crate) fn scalars<R: Runtime>(
         to_u32(bias_strides.1, "bias head stride")?,
         to_u32(split_keys, "keys per split")?,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problem(causal: bool) -> AttentionProblem {
+        AttentionProblem {
+            batch: 8,
+            heads: 16,
+            kv_heads: 16,
+            seq_q: 2048,
+            seq_kv: 2048,
+            head_dim: 128,
+            val_dim: 128,
+            dtype: "bf16",
+            scale: 0.088,
+            softcap: None,
+            window: (None, causal.then_some(0)),
+            has_bias: false,
+            dropout: None,
+        }
+    }
+
+    #[test]
+    fn causal_grids_group_heads_so_a_wave_holds_several_blocks_of_each() {
+        // Without a mask every head's blocks run in turn.
+        assert_eq!(head_groups(&problem(false), 128, 16, 132), 1);
+        // 132 SMs at eight blocks a head: the divisor of 128 nearest 17.
+        assert_eq!(head_groups(&problem(true), 128, 16, 132), 16);
+        // Four blocks a head: 33 wanted, 32 divides 128.
+        assert_eq!(head_groups(&problem(true), 128, 4, 132), 32);
+        // Fewer heads than wanted: all of them, heaviest blocks first.
+        assert_eq!(head_groups(&problem(true), 16, 128, 132), 16);
+        // A prime count of heads has no divisor near the target: all of them.
+        assert_eq!(head_groups(&problem(true), 131, 16, 132), 131);
+        // The groups fit the grid's z.
+        let g = head_groups(&problem(true), 1 << 20, 16, 132);
+        assert!((1 << 20) / g <= MAX_GRID_Y && (1u32 << 20).is_multiple_of(g));
+    }
 }

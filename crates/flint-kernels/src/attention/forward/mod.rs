@@ -7,7 +7,9 @@ pub(crate) mod mma;
 mod portable;
 
 pub use launch::{AttentionFwdArgs, choose_attention_fwd, launch_attention_fwd};
-pub(crate) use launch::{MAX_GRID_Y, causal_order, scalars, tile_map, vector_ok};
+pub(crate) use launch::{
+    MAX_GRID_Y, causal_order, head_groups, scalars, streaming_multiprocessors, tile_map, vector_ok,
+};
 pub(crate) use portable::PortableScalars;
 
 /// Scores at or below this are masked. Real scores never get near it; a bias of `-inf`
