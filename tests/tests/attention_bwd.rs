@@ -810,7 +810,8 @@ fn tall_grid_gradients_match_reference_on_gpu() {
 
 /// The warpgroup-MMA backward (two TMA-fed kernels, sm_90) against the f64 reference in bf16
 /// and f16: partial query and key tiles, GQA with causal masks (`Sq < Sk`, and `Sq > Sk` with
-/// rows that see no key), a window with both bounds, `Dv != D`.
+/// rows that see no key), a causal grid of two head groups, a window with both bounds,
+/// `Dv != D`.
 #[test]
 #[cfg_attr(
     not(feature = "cuda"),
@@ -829,6 +830,10 @@ fn wgmma_gradients_match_reference_on_gpu() {
     let mut c = Case::new(1, 2, 1, 400, 150, 64);
     c.opts.causal = true;
     cases.push(("gqa2 causal sq>sk (rows with no key) d64", c));
+    // 64 heads in 4 blocks: a 132-SM grid launches them in two groups of 32 (both kernels).
+    let mut c = Case::new(8, 8, 8, 512, 512, 64);
+    c.opts.causal = true;
+    cases.push(("causal, two head groups d64", c));
     let mut c = Case::new(1, 2, 2, 600, 550, 64);
     c.opts.window = (Some(150), Some(40));
     cases.push(("window left 150 right 40 d64", c));

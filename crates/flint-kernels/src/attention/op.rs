@@ -157,14 +157,14 @@ impl AttentionFwdOp {
     }
 
     /// The warpgroup-MMA tilings `(block_q, block_kv)` offered where the variant can run a
-    /// call with at least one full block of queries: three consumer warpgroups with 64-key
-    /// tiles (the fastest at D = 128 on an H200, docs/PERF.md) and two with 128-key tiles.
+    /// call with at least one full block of queries: two consumer warpgroups with 128-key
+    /// tiles (the fastest at D = 128 on an H100, docs/PERF.md) and three with 64-key tiles.
     fn wgmma_configs(&self, inv: &Invocation) -> Vec<AttentionFwdConfig> {
         let tall = inv.signature().size("seq_q").is_ok_and(|sq| sq >= 128);
         if !tall || self.wgmma_refusal(inv).is_some() {
             return Vec::new();
         }
-        Self::variant_configs(Variant::Wgmma, &[(192, 64), (128, 128)])
+        Self::variant_configs(Variant::Wgmma, &[(128, 128), (192, 64)])
             .into_iter()
             .filter(|c| self.check(inv, c).is_ok())
             .collect()
@@ -298,15 +298,11 @@ impl Op for AttentionFwdOp {
         // Portable: the largest tiles that fit shared memory; 32 KiB (lavapipe, WebGPU)
         // holds block_q = block_kv = 16 up to D = 128.
         let mut tries = Self::short_query_configs(inv);
-        // Warpgroup MMA where it runs the call, above D = 64 (docs/PERF.md): 128x128 (two
-        // warpgroups taking turns) without a mask, 192x64 with one (the tuner's picks on an
-        // H100, the latter for causal calls up to 4k).
+        // Warpgroup MMA where it runs the call, above D = 64 (docs/PERF.md): 128x128, two
+        // warpgroups taking turns (the tuner's pick on an H100, causal included since its
+        // grids launch heads in groups).
         if tries.is_empty() && !Self::narrow(inv) {
-            let mut wgmma = self.wgmma_configs(inv);
-            if !matches!(inv.signature().get("masked"), Some(SigValue::Bool(true))) {
-                wgmma.reverse();
-            }
-            tries.extend(wgmma.into_iter().take(1));
+            tries.extend(self.wgmma_configs(inv).into_iter().take(1));
         }
         if Self::narrow(inv) {
             tries.push(AttentionFwdConfig::new(Variant::Mma, 128, 128));
@@ -743,11 +739,11 @@ mod tests {
         });
         let wg = |bq, bkv| AttentionFwdConfig::new(Variant::Wgmma, bq, bkv);
         let inv = call_kv(2, 16, 16, 4096, 4096);
-        // Above D = 64 the heuristic starts there (128x128 unmasked, 192x64 masked); both
-        // tilings are tuned beside the MMA ones.
+        // Above D = 64 the heuristic starts there (128x128, masked or not); both tilings are
+        // tuned beside the MMA ones.
         assert_eq!(hopper.heuristic(&inv).unwrap(), wg(128, 128));
         let masked = with_sig(&inv, "masked", SigValue::Bool(true), 128);
-        assert_eq!(hopper.heuristic(&masked).unwrap(), wg(192, 64));
+        assert_eq!(hopper.heuristic(&masked).unwrap(), wg(128, 128));
         let cands = hopper.candidates(&inv);
         assert!(cands.contains(&wg(192, 64)) && cands.contains(&wg(128, 128)));
         assert!(cands.iter().any(|c| c.variant == Variant::Mma));

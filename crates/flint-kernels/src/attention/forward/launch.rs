@@ -442,15 +442,15 @@ pub(crate) fn streaming_multiprocessors<R: Runtime>(client: &ComputeClient<R>) -
 /// Heads per group of a warpgroup kernel's grid `(G, blocks, B·H / G)`, which launches x
 /// first: each group of `G` heads runs its blocks (heaviest first under a causal mask) before
 /// the next group starts. Without a causal mask `G = 1`, each head's blocks in turn. With
-/// one, `G` aims at about eight blocks per head among the cubes of a wave (one per SM):
-/// enough heads that a group's heavy blocks spread over the SMs, few enough that those
-/// blocks share their K and V in L2. Launching every head at once (`G = B·H`) streams K and V
-/// from memory once per block, which bounds short causal sequences on an H100.
+/// one, `G` aims at about sixteen blocks per head among the cubes of a wave (one per SM), so
+/// that those blocks share their K and V in L2. Launching every head at once (`G = B·H`)
+/// streams K and V from memory once per block: at 2k on an H100 that read 870 MB where
+/// groups of 8 read 201, and ran 30% slower (docs/PERF.md).
 pub(crate) fn head_groups(problem: &AttentionProblem, bh: u32, blocks: u32, sms: u32) -> u32 {
     if !causal_order(problem) {
         return 1;
     }
-    let target = sms.div_ceil(blocks.clamp(1, 8)).max(1);
+    let target = sms.div_ceil(blocks.clamp(1, 16)).max(1);
     if bh <= target {
         return bh;
     }
@@ -523,12 +523,13 @@ mod tests {
     fn causal_grids_group_heads_so_a_wave_holds_several_blocks_of_each() {
         // Without a mask every head's blocks run in turn.
         assert_eq!(head_groups(&problem(false), 128, 16, 132), 1);
-        // 132 SMs at eight blocks a head: the divisor of 128 nearest 17.
-        assert_eq!(head_groups(&problem(true), 128, 16, 132), 16);
+        // 132 SMs at sixteen blocks a head: the divisor of 128 nearest 9.
+        assert_eq!(head_groups(&problem(true), 128, 16, 132), 8);
+        assert_eq!(head_groups(&problem(true), 16, 128, 132), 8);
         // Four blocks a head: 33 wanted, 32 divides 128.
         assert_eq!(head_groups(&problem(true), 128, 4, 132), 32);
         // Fewer heads than wanted: all of them, heaviest blocks first.
-        assert_eq!(head_groups(&problem(true), 16, 128, 132), 16);
+        assert_eq!(head_groups(&problem(true), 16, 8, 132), 16);
         // A prime count of heads has no divisor near the target: all of them.
         assert_eq!(head_groups(&problem(true), 131, 16, 132), 131);
         // The groups fit the grid's z.
