@@ -528,7 +528,8 @@ fn cooperative_matrix_kernel_matches_reference_on_gpu() {
 /// reference in bf16 and f16, forced in both tilings (three consumer warpgroups with 64-key
 /// tiles, two with 128-key tiles): lengths that leave partial query blocks and key tiles,
 /// causal with `Sq < Sk` and with `Sq > Sk` (rows that see no key) and with more heads than
-/// one group of the causal grid launches (see `head_groups`), a window with both bounds
+/// one group of the causal grid launches (see `head_groups`) or cubes of a persistent grid,
+/// a window with both bounds
 /// (masked tiles before and after the plain ones), GQA, `Dv != D`, D = 96, and a negative
 /// scale, which the launcher hands to the MMA kernel. CUDA on an sm_90 GPU only.
 #[test]
@@ -557,6 +558,11 @@ fn wgmma_kernel_matches_reference_on_gpu() {
     let mut c = Case::new(8, 8, 4, 512, 512, 64);
     c.opts.causal = true;
     cases.push(("gqa2 causal, two head groups d64", c));
+    // 128 heads of three 128-row blocks: a persistent grid's cubes take two or three blocks
+    // each, some with no key to see (Sq > Sk), some the odd middle block.
+    let mut c = Case::new(16, 8, 8, 300, 150, 64);
+    c.opts.causal = true;
+    cases.push(("causal sq>sk, several blocks per cube d64", c));
     let mut c = Case::new(1, 2, 2, 700, 650, 64);
     c.opts.window = (Some(150), Some(40));
     cases.push(("window left 150 right 40 d64", c));

@@ -427,10 +427,11 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
     );
     out.push((format!("wgmma_loop_n{n}_k{k}"), compile(kernel)?));
     // The prototype, then the pipelined kernel: one generator for both kernel types.
-    // `$scalars` registers the kernel's scalar argument (the prototype's scale, the
-    // pipelined kernel's problem scalars) and returns what its launcher takes for it.
+    // `$scalars` registers the kernel's scalar arguments (the prototype's scale, the
+    // pipelined kernel's problem scalars and launch group) and returns what its launcher
+    // takes for the first; `$after` are the launcher's arguments for the others.
     macro_rules! attention_source {
-        ($m:ident :: $f:ident, $kernel:ident, $name:literal, $configs:expr, $pipelined:expr, $scalars:expr, [$($map:expr),*]) => {
+        ($m:ident :: $f:ident, $kernel:ident, $name:literal, $configs:expr, $pipelined:expr, $scalars:expr, [$($map:expr),*], [$($after:expr),*]) => {
             for (warpgroups, block_kv, d, causal) in $configs {
                 use crate::wgmma::attention::WgmmaFwdParams;
                 use crate::wgmma::$m::$f as f;
@@ -473,6 +474,7 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                     o,
                     lse,
                     scalar_arg,
+                    $($after,)*
                     8usize,
                     2usize,
                     params,
@@ -504,6 +506,7 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
             <f32 as LaunchArg>::register(1.0f32, &mut a.launcher);
             Ok(())
         },
+        [],
         []
     );
     attention_source!(
@@ -519,12 +522,15 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
         true,
         |a: &mut Args, d: usize, causal: bool| -> Result<_, String> {
             let problem = problem("bf16", d, d, causal, false, false, false);
-            Ok(PortableScalars::register(
+            let scalars = PortableScalars::register(
                 scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
                 &mut a.launcher,
-            ))
+            );
+            <u32 as LaunchArg>::register(1u32, &mut a.launcher);
+            Ok(scalars)
         },
-        [(), (), ()]
+        [(), (), ()],
+        [()]
     );
     // The backward's two kernels, causal and not, D = 128 (two consumer warpgroups).
     for causal in [false, true] {

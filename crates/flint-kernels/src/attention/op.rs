@@ -285,8 +285,9 @@ impl Op for AttentionFwdOp {
         // 6: the warpgroup-MMA variant joins the candidates on sm_90; re-tune.
         // 7: its copies land in 128-byte swizzled rows and its warpgroups take turns, which
         // makes 128x128 the fastest tiling at D = 128 (docs/PERF.md); re-tune.
-        // 8: its causal grids launch heads in groups that share K and V in L2; re-tune.
-        8
+        // 8: its causal grids launch heads in groups that share K and V in L2; 9: its grid
+        // is persistent, over pairs of query blocks; re-tune.
+        9
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionFwdConfig, String> {

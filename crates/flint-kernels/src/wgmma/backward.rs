@@ -25,14 +25,13 @@ use cubecl::prelude::*;
 
 use super::attention::WgmmaFwdParams;
 use super::pipelined::{
-    grouped_block_and_head, key_tiles, mask_scores, release_stage, stage_barriers, tma_boxes,
-    to_operand, wait_stage,
+    key_tiles, mask_scores, release_stage, stage_barriers, tma_boxes, to_operand, wait_stage,
 };
 use super::{
     issue_ss_sw128, mn_sw128, order_before_wait, set_max_registers, smem_address, wgmma_issue,
     wgmma_wait,
 };
-use crate::attention::forward::mma::{Pair, exp2, write_pair};
+use crate::attention::forward::mma::{Pair, exp2, reversed, write_pair};
 use crate::attention::forward::{LOG2_E, PortableScalars};
 
 /// Compile-time shape of the two backward kernels.
@@ -160,6 +159,20 @@ fn stage_pair<E: Float, N: Size>(
             );
         }
     }
+}
+
+/// This cube's `(block, batch·head)` in a grid `(G, blocks, B·H / G)` (see the launch's
+/// `head_groups`): the block from y, counted from the end when `reversed_blocks`, and head
+/// `z·G + x`.
+#[cube]
+fn grouped_block_and_head(#[comptime] reversed_blocks: bool) -> Array<u32> {
+    let mut out = Array::<u32>::new(2usize);
+    out[0] = CUBE_POS_Y;
+    if comptime!(reversed_blocks) {
+        out[0] = reversed(CUBE_POS_Y, CUBE_COUNT_Y);
+    }
+    out[1] = CUBE_POS_Z * CUBE_COUNT_X + CUBE_POS_X;
+    out
 }
 
 /// The dK/dV kernel. Grid `(G, ceil(Sk / (64·warpgroups)), B·Hkv / G)` (see

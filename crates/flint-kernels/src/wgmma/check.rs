@@ -546,7 +546,7 @@ fn attention_launcher<'a, R: Runtime>(
             unsafe {
                 attention_fwd_wgmma_pipelined::launch_unchecked::<R>(
                     client,
-                    CubeCount::Static(cubes_x, cubes_y, 1),
+                    CubeCount::Static(cubes_x.div_ceil(2) * cubes_y, 1, 1),
                     CubeDim::new_2d(32, 4 * p.warpgroups + 4),
                     CHUNK,
                     2usize,
@@ -559,6 +559,7 @@ fn attention_launcher<'a, R: Runtime>(
                     tensor_arg(out, shape),
                     lse_arg,
                     scalars,
+                    1u32,
                     p,
                     bf16(),
                 );

@@ -29,6 +29,12 @@
 //! layout, base-2 exponents of raw scores, O rescaled only when a row's maximum moves by more
 //! than the slack.
 //!
+//! The grid is persistent: one cube per SM walks pairs of query blocks (the `i`-th from the
+//! end, then the `i`-th from the start, so that causal pairs weigh alike), and the producer
+//! copies the next block's Q and first tiles once the consumers are past the previous
+//! block's scores (an `empty` barrier for Q), overlapping its last `P·V` and the output's
+//! stores. Both sides count the tiles they have walked, which gives every barrier's phase.
+//!
 //! It is the selector's `Variant::Wgmma`: any lengths (rows past `Sq` or `Sk` are zero-filled
 //! by the copies, and keys past `Sk` masked), GQA, windows and causal masks, any strides that
 //! are multiples of 8 elements with a contiguous last dim. A cube walks only the key tiles its
@@ -46,8 +52,8 @@ use super::{
     b_descriptor, descriptor, issue_ss_sw128, mn_sw128, named_barrier, order_before_wait,
     set_max_registers, smem_address, tma_descriptor, wgmma_issue, wgmma_ss_issue, wgmma_wait,
 };
+use crate::attention::forward::mma::copy_chunk;
 use crate::attention::forward::mma::{Pair, exp2, write_pair};
-use crate::attention::forward::mma::{copy_chunk, reversed};
 use crate::attention::forward::{LOG2_E, PortableScalars};
 
 /// The online softmax of one tile of raw scores `s` (pair `2j + r`: row `g + 8r`, keys
@@ -431,7 +437,8 @@ pub(super) fn tma_boxes<E: Float, N: Size>(
     }
 }
 
-/// The TMA producer (one thread): Q, then K and V tile by tile into `tile % stages` once the
+/// The TMA producer (one thread) for one work item: Q, then K and V tile by tile into buffer
+/// `n % stages` (`n`: the tile's place among all this cube's tiles, from `base`) once the
 /// consumers have released the buffer's previous tile.
 #[cube]
 #[allow(clippy::too_many_arguments)]
@@ -453,6 +460,7 @@ fn produce_tma<E: Float, N: Size>(
     q_first: u32,
     t_begin: u32,
     tiles: u32,
+    base: u32,
     #[comptime] p: WgmmaFwdParams,
 ) {
     let stages = comptime!(p.stages());
@@ -470,10 +478,12 @@ fn produce_tma<E: Float, N: Size>(
     );
     let mut i = 0u32;
     while i < tiles {
-        let stage = i % stages;
+        // The tile's place among every tile this cube has copied (earlier work items too).
+        let n = base + i;
+        let stage = n % stages;
         let start = (t_begin + i) * p.block_kv;
-        if i >= stages {
-            wait_stage(k_empty, stage, i / stages - 1, stages);
+        if n >= stages {
+            wait_stage(k_empty, stage, n / stages - 1, stages);
         }
         #[unroll]
         for st in 0..stages {
@@ -492,8 +502,8 @@ fn produce_tma<E: Float, N: Size>(
                 );
             }
         }
-        if i >= stages {
-            wait_stage(v_empty, stage, i / stages - 1, stages);
+        if n >= stages {
+            wait_stage(v_empty, stage, n / stages - 1, stages);
         }
         #[unroll]
         for st in 0..stages {
@@ -516,17 +526,26 @@ fn produce_tma<E: Float, N: Size>(
     }
 }
 
-/// This cube's `(block, batch·head)` in a grid `(G, blocks, B·H / G)` (see the launch's
-/// `head_groups`): the block from y, counted from the end when `reversed_blocks`, and head
-/// `z·G + x`.
+/// The `step`-th query block of this cube's walk (from 0) as `[block, batch·head, valid,
+/// done]`. The walk takes pairs of blocks of one head, the `i`-th from the end and then the
+/// `i`-th from the start, so that under a causal mask every pair holds about the same work
+/// and a persistent grid's cubes, which take pairs `CUBE_POS_X + n·CUBE_COUNT_X` in turn, end
+/// together. Pairs run group by group of `group` heads (which divides `B·H`; the launch's
+/// `head_groups`), in a group `i` by `i`, head by head, so that the cubes at work at once
+/// share a few heads' K and V in L2. `valid` is 0 for the second half of a pair whose two
+/// blocks are one (the middle block of an odd count), `done` 1 once past the last pair.
 #[cube]
-pub(super) fn grouped_block_and_head(#[comptime] reversed_blocks: bool) -> Array<u32> {
-    let mut out = Array::<u32>::new(2usize);
-    out[0] = CUBE_POS_Y;
-    if comptime!(reversed_blocks) {
-        out[0] = reversed(CUBE_POS_Y, CUBE_COUNT_Y);
-    }
-    out[1] = CUBE_POS_Z * CUBE_COUNT_X + CUBE_POS_X;
+pub(super) fn paired_block(step: u32, pairs: u32, blocks: u32, group: u32) -> Array<u32> {
+    let pair = CUBE_POS_X + (step / 2) * CUBE_COUNT_X;
+    let per_group = blocks.div_ceil(2) * group;
+    let within = pair % per_group;
+    let i = within / group;
+    let first = (step & 1) == 0;
+    let mut out = Array::<u32>::new(4usize);
+    out[0] = select(first, blocks - 1 - i, i);
+    out[1] = (pair / per_group) * group + within % group;
+    out[2] = u32::cast_from(first || 2 * i + 1 != blocks);
+    out[3] = u32::cast_from(pair >= pairs);
     out
 }
 
@@ -607,11 +626,15 @@ pub(super) fn mask_scores(
     }
 }
 
-/// The pipelined forward: `Variant::Wgmma` of the selector. Grid `(G, blocks, B·H / G)`
-/// ([`grouped_block_and_head`]), blocks of `64·warpgroups` query rows counted from the end; cube `(32, 4·warpgroups + 4)`: the consumer warpgroups, then the producer warpgroup.
-/// Windows (causal included), GQA, any lengths and strides that are multiples of 8 elements
-/// with a contiguous last dim; no bias, softcap or dropout. `s.scale` must be positive (the
-/// softmax works on raw scores).
+/// The pipelined forward: `Variant::Wgmma` of the selector. Grid `(cubes, 1, 1)`, cube
+/// `(32, 4·warpgroups + 4)`: the consumer warpgroups, then the producer warpgroup. The work,
+/// blocks of `64·warpgroups` query rows of one (batch, head), is walked in pairs of blocks
+/// ([`paired_block`], `launch_group` heads at a time), cube `c` taking pairs `c`,
+/// `c + cubes`, ...: with one cube per SM the grid is persistent, and the producer copies a
+/// block's Q and first tiles while the consumers finish the previous block. Windows (causal
+/// included), GQA, any lengths and strides that are multiples of 8 elements with a
+/// contiguous last dim; no bias, softcap or dropout. `s.scale` must be positive (the softmax
+/// works on raw scores).
 #[cube(launch_unchecked, fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
@@ -624,6 +647,7 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
     out: &mut Tensor<Vector<E, NO>>,
     lse: &mut Tensor<f32>,
     s: &PortableScalars,
+    launch_group: u32,
     #[comptime] p: WgmmaFwdParams,
     #[define(E)] _dtype: StorageType,
 ) {
@@ -635,20 +659,9 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
     let heads = q.shape(1) as u32;
     let seq_q = q.shape(2) as u32;
     let seq_kv = k.shape(2) as u32;
-    // Last query blocks first: under a causal mask they see the most keys.
-    let order = grouped_block_and_head(true);
-    let bh = order[1];
-    let b = bh / heads;
-    let h = bh % heads;
-    let kvh = h / s.group;
-    let q_first = order[0] * block_q;
-    let walk = key_tiles(q_first, seq_q, seq_kv, s, p);
-    let t_begin = walk[0];
-    let tiles = walk[3] - t_begin;
+    let blocks = seq_q.div_ceil(block_q);
+    let pairs = q.shape(0) as u32 * heads * blocks.div_ceil(2);
 
-    let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
-    let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
-    let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
     // TMA writes whole 128-byte lines; swizzled tiles start on 1024-byte atoms.
     let align = comptime!(if p.swizzle() { 1024usize } else { 128usize });
     let mut q_s = SharedMemory::<Vector<E, N>>::new_aligned(
@@ -665,121 +678,227 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
     );
     // `full`: the producer's 128 threads have copied a buffer (with TMA: its one thread has
     // armed the barrier and the bytes have landed); `empty`: every consumer thread is past the
-    // products that read it.
+    // products that read it (Q's: past an item's last scores).
     let fillers = comptime!(if p.tma { 1u32 } else { 128u32 });
     let q_full = Barrier::shared(fillers, tid == 0);
+    let q_empty = Barrier::shared(consumers, tid == 0);
     let stages = comptime!(p.stages());
     let k_full = stage_barriers(fillers, tid == 0, stages);
     let v_full = stage_barriers(fillers, tid == 0, stages);
     let k_empty = stage_barriers(consumers, tid == 0, stages);
     let v_empty = stage_barriers(consumers, tid == 0, stages);
 
+    // Both sides walk the same blocks (`paired_block`) and count the same tiles (`base`) and Q
+    // copies (`loads`), which give every barrier's phase.
+    let mut step = 0u32;
+    let mut base = 0u32;
+    let mut loads = 0u32;
     if plane >= comptime!(4 * p.warpgroups) {
         // The producer warpgroup: Q, then K and V tile by tile, each into a buffer once the
-        // consumers have released its previous tile (K's after S, V's after P·V). It needs
-        // few registers and gives the rest to the consumers.
+        // consumers have released its previous contents (Q's after an item's last scores,
+        // K's after S, V's after P·V). It needs few registers and gives the rest to the
+        // consumers.
         if comptime!(p.warpgroups > 1) {
             set_max_registers(WgmmaFwdParams::PRODUCER_REGISTERS);
         }
         if comptime!(p.tma) {
             // The barriers' initialisation is visible to the async proxy before any copy.
             sync_async_proxy_shared();
-            if tid == consumers && tiles > 0 {
-                produce_tma::<E, N>(
-                    q_map, k_map, v_map, &mut q_s, &mut k_s, &mut v_s, &q_full, &k_full, &v_full,
-                    &k_empty, &v_empty, b, h, kvh, q_first, t_begin, tiles, p,
-                );
-            }
-        } else if tiles > 0 {
-            let producer_tid = tid - consumers;
-            stage_rows::<E, N>(
-                q,
-                q_base,
-                q_first,
-                seq_q,
-                &mut q_s,
-                0u32,
-                block_q,
-                p.head_dim,
-                producer_tid,
-            );
-            q_full.commit_copy_async();
-            q_full.arrive();
-            let mut i = 0u32;
-            while i < tiles {
-                let copy = comptime!(p.ablation != Ablation::NoLoads) || i < stages;
-                let start = (t_begin + i) * p.block_kv;
-                stage_tile::<E, N>(
-                    k,
-                    k_base,
-                    start,
-                    seq_kv,
-                    i,
-                    &mut k_s,
-                    &k_full,
-                    &k_empty,
-                    copy,
-                    p.block_kv,
-                    p.head_dim,
-                    stages,
-                    producer_tid,
-                );
-                stage_tile::<E, N>(
-                    v,
-                    v_base,
-                    start,
-                    seq_kv,
-                    i,
-                    &mut v_s,
-                    &v_full,
-                    &v_empty,
-                    copy,
-                    p.block_kv,
-                    p.val_dim,
-                    stages,
-                    producer_tid,
-                );
-                i += 1;
+        }
+        let copier = comptime!(!p.tma) || tid == consumers;
+        if copier {
+            loop {
+                let at = paired_block(step, pairs, blocks, launch_group);
+                if at[3] == 1 {
+                    break;
+                }
+                if at[2] == 1 {
+                    let b = at[1] / heads;
+                    let h = at[1] % heads;
+                    let kvh = h / s.group;
+                    let q_first = at[0] * block_q;
+                    let walk = key_tiles(q_first, seq_q, seq_kv, s, p);
+                    let tiles = walk[3] - walk[0];
+                    if tiles > 0 {
+                        if loads > 0 {
+                            q_empty.wait_parity((loads - 1) % 2);
+                        }
+                        if comptime!(p.tma) {
+                            produce_tma::<E, N>(
+                                q_map, k_map, v_map, &mut q_s, &mut k_s, &mut v_s, &q_full,
+                                &k_full, &v_full, &k_empty, &v_empty, b, h, kvh, q_first, walk[0],
+                                tiles, base, p,
+                            );
+                        } else {
+                            produce_async::<E, N>(
+                                q,
+                                k,
+                                v,
+                                &mut q_s,
+                                &mut k_s,
+                                &mut v_s,
+                                &q_full,
+                                &k_full,
+                                &v_full,
+                                &k_empty,
+                                &v_empty,
+                                b,
+                                h,
+                                kvh,
+                                q_first,
+                                walk[0],
+                                tiles,
+                                base,
+                                tid - consumers,
+                                p,
+                            );
+                        }
+                        base += tiles;
+                        loads += 1;
+                    }
+                }
+                step += 1;
             }
         }
     } else {
         if comptime!(p.warpgroups > 1) {
             set_max_registers(comptime!(p.consumer_registers()));
         }
-        let row0 = q_first + plane * 16 + lane / 4;
         let mut o_acc = Array::<Vector<f32, Pair>>::new(comptime!((p.val_dim / 4) as usize));
         let mut m_run = Array::<f32>::new(2usize);
         let mut l_run = Array::<f32>::new(2usize);
-        #[unroll]
-        for i in 0..comptime!(p.val_dim / 4) {
-            o_acc[i as usize] = Vector::new(0.0f32);
+        loop {
+            let at = paired_block(step, pairs, blocks, launch_group);
+            if at[3] == 1 {
+                break;
+            }
+            if at[2] == 1 {
+                let b = at[1] / heads;
+                let h = at[1] % heads;
+                let q_first = at[0] * block_q;
+                let walk = key_tiles(q_first, seq_q, seq_kv, s, p);
+                let tiles = walk[3] - walk[0];
+                let row0 = q_first + plane * 16 + lane / 4;
+                #[unroll]
+                for i in 0..comptime!(p.val_dim / 4) {
+                    o_acc[i as usize] = Vector::new(0.0f32);
+                }
+                #[unroll]
+                for r in 0..2u32 {
+                    m_run[r as usize] = f32::new(-3.0e38);
+                    l_run[r as usize] = 0.0f32;
+                }
+                if tiles > 0 {
+                    consume::<E, N>(
+                        &mut o_acc, &mut m_run, &mut l_run, row0, seq_q, seq_kv, &walk, base,
+                        loads, s, &q_s, &k_s, &v_s, &q_full, &q_empty, &k_full, &v_full, &k_empty,
+                        &v_empty, p,
+                    );
+                    base += tiles;
+                    loads += 1;
+                }
+                write_rows::<E, NO>(
+                    out,
+                    lse,
+                    &o_acc,
+                    &l_run,
+                    &m_run,
+                    row0,
+                    seq_q,
+                    b,
+                    h,
+                    s.scale * LOG2_E,
+                    s.neg_inf,
+                    p.val_dim,
+                    p.out_vec,
+                );
+            }
+            step += 1;
         }
-        #[unroll]
-        for r in 0..2u32 {
-            m_run[r as usize] = f32::new(-3.0e38);
-            l_run[r as usize] = 0.0f32;
-        }
-        if tiles > 0 {
-            consume::<E, N>(
-                &mut o_acc, &mut m_run, &mut l_run, row0, seq_q, seq_kv, &walk, s, &q_s, &k_s,
-                &v_s, &q_full, &k_full, &v_full, &k_empty, &v_empty, p,
-            );
-        }
-        write_rows::<E, NO>(
-            out,
-            lse,
-            &o_acc,
-            &l_run,
-            &m_run,
-            row0,
-            seq_q,
-            b,
-            h,
-            s.scale * LOG2_E,
-            s.neg_inf,
-            p.val_dim,
-            p.out_vec,
+    }
+}
+
+/// The cp.async producer (all 128 producer threads) for one work item: [`produce_tma`]'s
+/// walk, each thread copying its share of every tile.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn produce_async<E: Float, N: Size>(
+    q: &Tensor<Vector<E, N>>,
+    k: &Tensor<Vector<E, N>>,
+    v: &Tensor<Vector<E, N>>,
+    q_s: &mut SharedMemory<Vector<E, N>>,
+    k_s: &mut SharedMemory<Vector<E, N>>,
+    v_s: &mut SharedMemory<Vector<E, N>>,
+    q_full: &Shared<Barrier>,
+    k_full: &Sequence<Shared<Barrier>>,
+    v_full: &Sequence<Shared<Barrier>>,
+    k_empty: &Sequence<Shared<Barrier>>,
+    v_empty: &Sequence<Shared<Barrier>>,
+    b: u32,
+    h: u32,
+    kvh: u32,
+    q_first: u32,
+    t_begin: u32,
+    tiles: u32,
+    base: u32,
+    producer_tid: u32,
+    #[comptime] p: WgmmaFwdParams,
+) {
+    let stages = comptime!(p.stages());
+    let seq_q = q.shape(2) as u32;
+    let seq_kv = k.shape(2) as u32;
+    let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
+    let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
+    let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
+    stage_rows::<E, N>(
+        q,
+        q_base,
+        q_first,
+        seq_q,
+        q_s,
+        0u32,
+        comptime!(64 * p.warpgroups),
+        p.head_dim,
+        producer_tid,
+    );
+    q_full.commit_copy_async();
+    q_full.arrive();
+    let mut i = 0u32;
+    while i < tiles {
+        let n = base + i;
+        let copy = comptime!(p.ablation != Ablation::NoLoads) || n < stages;
+        let start = (t_begin + i) * p.block_kv;
+        stage_tile::<E, N>(
+            k,
+            k_base,
+            start,
+            seq_kv,
+            n,
+            k_s,
+            k_full,
+            k_empty,
+            copy,
+            p.block_kv,
+            p.head_dim,
+            stages,
+            producer_tid,
         );
+        stage_tile::<E, N>(
+            v,
+            v_base,
+            start,
+            seq_kv,
+            n,
+            v_s,
+            v_full,
+            v_empty,
+            copy,
+            p.block_kv,
+            p.val_dim,
+            stages,
+            producer_tid,
+        );
+        i += 1;
     }
 }
 
@@ -795,11 +914,14 @@ fn consume<E: Float, N: Size>(
     seq_q: u32,
     seq_kv: u32,
     walk: &Array<u32>,
+    base: u32,
+    loads: u32,
     s: &PortableScalars,
     q_s: &SharedMemory<Vector<E, N>>,
     k_s: &SharedMemory<Vector<E, N>>,
     v_s: &SharedMemory<Vector<E, N>>,
     q_full: &Shared<Barrier>,
+    q_empty: &Shared<Barrier>,
     k_full: &Sequence<Shared<Barrier>>,
     v_full: &Sequence<Shared<Barrier>>,
     k_empty: &Sequence<Shared<Barrier>>,
@@ -840,18 +962,27 @@ fn consume<E: Float, N: Size>(
         s_acc[i as usize] = Vector::new(0.0f32);
     }
 
+    q_full.wait_parity(loads % 2);
     // The turns of `key_step` start with the first warpgroup: the last one's arrival opens
-    // them, and the first one's wait after the loops takes the last turn's arrival.
+    // them, and the first one's wait after the loops takes the last turn's arrival. Opening
+    // only once Q has landed keeps a persistent cube's next opening behind that wait: Q is
+    // copied once every warpgroup is past the previous item's loops (`q_empty`), so a
+    // barrier never holds two arrivals of the last warpgroup at once.
     if comptime!(p.warpgroups > 1) && warpgroup == comptime!(p.warpgroups - 1) {
         named_barrier(1u32, 256u32, true);
     }
     // The first tile's scores and probabilities, before the loops.
-    q_full.wait_parity(0u32);
     let stages = comptime!(p.stages());
-    wait_stage(k_full, 0u32, 0u32, stages);
-    issue_scores::<E>(q_addr, k_addr, &mut s_acc, p);
+    let k_tile_bytes = comptime!(p.block_kv * p.head_dim * 2);
+    wait_stage(k_full, base % stages, base / stages, stages);
+    issue_scores::<E>(
+        q_addr,
+        k_addr + (base % stages) * k_tile_bytes,
+        &mut s_acc,
+        p,
+    );
     wgmma_wait(&mut s_acc, &mut token, false);
-    release_stage(k_empty, 0u32, stages);
+    release_stage(k_empty, base % stages, stages);
     if t_begin < t1 || t_begin >= t2 {
         let start = (t_begin * p.block_kv) as i32;
         mask_scores(&mut s_acc, start, diag, seq_kv as i32, s, p);
@@ -878,6 +1009,7 @@ fn consume<E: Float, N: Size>(
                 q_addr,
                 k_addr,
                 v_addr,
+                base,
                 t_begin,
                 diag,
                 seq_kv,
@@ -906,6 +1038,7 @@ fn consume<E: Float, N: Size>(
             q_addr,
             k_addr,
             v_addr,
+            base,
             t_begin,
             diag,
             seq_kv,
@@ -933,6 +1066,7 @@ fn consume<E: Float, N: Size>(
             q_addr,
             k_addr,
             v_addr,
+            base,
             t_begin,
             diag,
             seq_kv,
@@ -950,11 +1084,15 @@ fn consume<E: Float, N: Size>(
     if comptime!(p.warpgroups > 1) && warpgroup == 0 {
         named_barrier(1u32, 256u32, false);
     }
-    wait_stage(v_full, j % stages, j / stages, stages);
+    // Every score of the item is done: the producer may copy the next item's Q.
+    q_empty.arrive();
+    let last = base + j;
+    wait_stage(v_full, last % stages, last / stages, stages);
     let v_tile_bytes = comptime!(p.block_kv * p.val_dim * 2);
-    let v_last = v_operand(v_addr + (j % stages) * v_tile_bytes, p);
+    let v_last = v_operand(v_addr + (last % stages) * v_tile_bytes, p);
     wgmma_issue::<E, u16>(&p_frag, &v_last, o_acc, p.val_dim, p.block_kv);
     wgmma_wait(o_acc, &mut token, false);
+    release_stage(v_empty, last % stages, stages);
 }
 
 /// One step of [`consume`]'s walk at tile `j` (counted from the cube's first): issues
@@ -974,6 +1112,7 @@ fn key_step<E: Float>(
     q_addr: u32,
     k_addr: u32,
     v_addr: u32,
+    base: u32,
     t_begin: u32,
     diag: i32,
     seq_kv: u32,
@@ -991,27 +1130,29 @@ fn key_step<E: Float>(
     let k_tile_bytes = comptime!(p.block_kv * p.head_dim * 2);
     let v_tile_bytes = comptime!(p.block_kv * p.val_dim * 2);
     let next = j + 1;
+    // Tiles `j` and `j + 1` among all this cube's tiles (earlier work items too).
+    let (now_n, next_n) = (base + j, base + next);
     #[unroll]
     for i in 0..s_pairs {
         s_acc[i as usize] = Vector::new(0.0f32);
     }
-    wait_stage(k_full, next % stages, next / stages, stages);
-    wait_stage(v_full, j % stages, j / stages, stages);
-    let v_now = v_operand(v_addr + (j % stages) * v_tile_bytes, p);
+    wait_stage(k_full, next_n % stages, next_n / stages, stages);
+    wait_stage(v_full, now_n % stages, now_n / stages, stages);
+    let v_now = v_operand(v_addr + (now_n % stages) * v_tile_bytes, p);
     // The warpgroups issue their products in turn (FlashAttention-3's ping-pong), so that one
     // warpgroup's softmax runs while the others' products keep the tensor cores busy.
     let warpgroup = UNIT_POS_Y / 4;
     if comptime!(p.warpgroups > 1) {
         named_barrier(1 + warpgroup, 256u32, false);
     }
-    issue_scores::<E>(q_addr, k_addr + (next % stages) * k_tile_bytes, s_acc, p);
+    issue_scores::<E>(q_addr, k_addr + (next_n % stages) * k_tile_bytes, s_acc, p);
     wgmma_issue::<E, u16>(p_frag, &v_now, o_acc, p.val_dim, p.block_kv);
     if comptime!(p.warpgroups > 1) {
         named_barrier(1 + (warpgroup + 1) % p.warpgroups, 256u32, true);
     }
     // S_{j+1} is the older group: done once at most one (P·V) is left.
     wgmma_wait(s_acc, token, true);
-    release_stage(k_empty, next % stages, stages);
+    release_stage(k_empty, next_n % stages, stages);
     if comptime!(masked) {
         let start = ((t_begin + next) * p.block_kv) as i32;
         mask_scores(s_acc, start, diag, seq_kv as i32, s, p);
@@ -1026,7 +1167,7 @@ fn key_step<E: Float>(
     sums[0] = pair;
     order_before_wait(&sums, token);
     wgmma_wait(o_acc, token, false);
-    release_stage(v_empty, j % stages, stages);
+    release_stage(v_empty, now_n % stages, stages);
     to_operand::<E>(s_acc, p_frag, p.block_kv);
     if any {
         rescale(o_acc, alpha, p.val_dim);

@@ -190,14 +190,13 @@ fn launch_with<R: Runtime>(
             }
         }
         Variant::Wgmma => {
-            // The kernel copies 16-byte rows, takes raw maxima (a positive scale) and puts
-            // the blocks along the grid's y. The other calls of its bucket, which no signature
-            // field tells apart, run the MMA kernel, which any tensor-core device with
-            // warpgroup MMA also has.
+            // The kernel copies 16-byte rows and takes raw maxima (a positive scale). The
+            // other calls of its bucket, which no signature field tells apart, run the MMA
+            // kernel, which any tensor-core device with warpgroup MMA also has.
             let wide = [&args.q, &args.k, &args.v]
                 .iter()
                 .all(|t| vector_ok(t.strides(), 8));
-            if !wide || problem.scale <= 0.0 || q_blocks > MAX_GRID_Y {
+            if !wide || problem.scale <= 0.0 {
                 let mma = AttentionFwdConfig::new(Variant::Mma, 64, 64);
                 return launch_with(client, problem, dtype, &mma, args, dispatch);
             }
@@ -206,8 +205,16 @@ fn launch_with<R: Runtime>(
             } else {
                 1
             };
-            let g = head_groups(problem, bh, q_blocks, streaming_multiprocessors(client));
-            let grid = dispatch.grid(g, q_blocks, bh / g);
+            let sms = streaming_multiprocessors(client);
+            let g = head_groups(problem, bh, q_blocks, sms);
+            // Pairs of query blocks (see `paired_block`).
+            let pairs = q_blocks
+                .div_ceil(2)
+                .checked_mul(bh)
+                .ok_or_else(|| format!("{q_blocks} query blocks x {bh} heads exceed u32"))?;
+            // A persistent grid: one cube per SM, each holding one (its registers).
+            let cubes = pairs.min(sms);
+            let grid = dispatch.grid(cubes, 1, 1);
             let params = WgmmaFwdParams {
                 has_left: left.is_some(),
                 has_right: right.is_some(),
@@ -243,6 +250,7 @@ fn launch_with<R: Runtime>(
                     args.out,
                     args.lse,
                     scalars,
+                    g,
                     params,
                     dtype,
                 );
@@ -439,9 +447,10 @@ pub(crate) fn streaming_multiprocessors<R: Runtime>(client: &ComputeClient<R>) -
         .unwrap_or(128)
 }
 
-/// Heads per group of a warpgroup kernel's grid `(G, blocks, B·H / G)`, which launches x
-/// first: each group of `G` heads runs its blocks (heaviest first under a causal mask) before
-/// the next group starts. Without a causal mask `G = 1`, each head's blocks in turn. With
+/// Heads per group of the warpgroup kernels' walks: the backward's grids `(G, blocks,
+/// B·H / G)`, which launch x first, and the forward's persistent walk (`paired_block`). Each
+/// group of `G` heads runs its blocks (heaviest first under a causal mask) before the next
+/// group starts. Without a causal mask `G = 1`, each head's blocks in turn. With
 /// one, `G` aims at about sixteen blocks per head among the cubes of a wave (one per SM), so
 /// that those blocks share their K and V in L2. Launching every head at once (`G = B·H`)
 /// streams K and V from memory once per block: at 2k on an H100 that read 870 MB where
