@@ -433,7 +433,8 @@ const COMBINE_UNITS: u32 = 128;
 pub(crate) const MAX_GRID_Y: u32 = 65_535;
 
 /// Whether the work per block is uneven enough (a right window bound, no left one: causal)
-/// to launch the blocks of all heads heaviest first.
+/// to launch heavy blocks first: those of every head in the MMA kernels' grids, those of a
+/// group of heads at a time in the warpgroup kernels' ([`head_groups`]).
 pub(crate) fn causal_order(problem: &AttentionProblem) -> bool {
     problem.window.1.is_some() && problem.window.0.is_none()
 }
