@@ -437,12 +437,16 @@ pub(super) fn tma_boxes<E: Float, N: Size>(
     }
 }
 
-/// The TMA producer (one thread) for one work item: Q, then K and V tile by tile into buffer
+/// The producer's copies for one block of queries: Q, then K and V tile by tile into buffer
 /// `n % stages` (`n`: the tile's place among all this cube's tiles, from `base`) once the
-/// consumers have released the buffer's previous tile.
+/// consumers have released the buffer's previous tile. By TMA (one thread, `producer_tid`
+/// 0) or, without it, by cp.async (all 128 producer threads, each its share of a tile).
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn produce_tma<E: Float, N: Size>(
+fn produce<E: Float, N: Size>(
+    q: &Tensor<Vector<E, N>>,
+    k: &Tensor<Vector<E, N>>,
+    v: &Tensor<Vector<E, N>>,
     q_map: &TensorMap<E, Tiled>,
     k_map: &TensorMap<E, Tiled>,
     v_map: &TensorMap<E, Tiled>,
@@ -461,66 +465,122 @@ fn produce_tma<E: Float, N: Size>(
     t_begin: u32,
     tiles: u32,
     base: u32,
+    producer_tid: u32,
     #[comptime] p: WgmmaFwdParams,
 ) {
     let stages = comptime!(p.stages());
-    tma_rows::<E, N>(
-        q_map,
-        q_full,
-        q_s,
-        0u32,
-        b,
-        h,
-        q_first,
-        comptime!(64 * p.warpgroups),
-        p.head_dim,
-        comptime!(p.swizzle()),
-    );
+    let block_q = comptime!(64 * p.warpgroups);
+    if comptime!(p.tma) {
+        tma_rows::<E, N>(
+            q_map,
+            q_full,
+            q_s,
+            0u32,
+            b,
+            h,
+            q_first,
+            block_q,
+            p.head_dim,
+            comptime!(p.swizzle()),
+        );
+    } else {
+        let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
+        stage_rows::<E, N>(
+            q,
+            q_base,
+            q_first,
+            q.shape(2) as u32,
+            q_s,
+            0u32,
+            block_q,
+            p.head_dim,
+            producer_tid,
+        );
+        q_full.commit_copy_async();
+        q_full.arrive();
+    }
     let mut i = 0u32;
     while i < tiles {
-        // The tile's place among every tile this cube has copied (earlier work items too).
+        // The tile's place among every tile this cube has copied (earlier blocks too).
         let n = base + i;
-        let stage = n % stages;
         let start = (t_begin + i) * p.block_kv;
-        if n >= stages {
-            wait_stage(k_empty, stage, n / stages - 1, stages);
-        }
-        #[unroll]
-        for st in 0..stages {
-            if stage == st {
-                tma_rows::<E, N>(
-                    k_map,
-                    k_full.index(st as usize),
-                    k_s,
-                    comptime!(st * p.block_kv * p.head_dim / 8),
-                    b,
-                    kvh,
-                    start,
-                    p.block_kv,
-                    p.head_dim,
-                    comptime!(p.swizzle()),
-                );
+        if comptime!(p.tma) {
+            let stage = n % stages;
+            if n >= stages {
+                wait_stage(k_empty, stage, n / stages - 1, stages);
             }
-        }
-        if n >= stages {
-            wait_stage(v_empty, stage, n / stages - 1, stages);
-        }
-        #[unroll]
-        for st in 0..stages {
-            if stage == st {
-                tma_rows::<E, N>(
-                    v_map,
-                    v_full.index(st as usize),
-                    v_s,
-                    comptime!(st * p.block_kv * p.val_dim / 8),
-                    b,
-                    kvh,
-                    start,
-                    p.block_kv,
-                    p.val_dim,
-                    comptime!(p.swizzle()),
-                );
+            #[unroll]
+            for st in 0..stages {
+                if stage == st {
+                    tma_rows::<E, N>(
+                        k_map,
+                        k_full.index(st as usize),
+                        k_s,
+                        comptime!(st * p.block_kv * p.head_dim / 8),
+                        b,
+                        kvh,
+                        start,
+                        p.block_kv,
+                        p.head_dim,
+                        comptime!(p.swizzle()),
+                    );
+                }
             }
+            if n >= stages {
+                wait_stage(v_empty, stage, n / stages - 1, stages);
+            }
+            #[unroll]
+            for st in 0..stages {
+                if stage == st {
+                    tma_rows::<E, N>(
+                        v_map,
+                        v_full.index(st as usize),
+                        v_s,
+                        comptime!(st * p.block_kv * p.val_dim / 8),
+                        b,
+                        kvh,
+                        start,
+                        p.block_kv,
+                        p.val_dim,
+                        comptime!(p.swizzle()),
+                    );
+                }
+            }
+        } else {
+            let seq_kv = k.shape(2) as u32;
+            let copy = comptime!(p.ablation != Ablation::NoLoads) || n < stages;
+            let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
+            let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
+            stage_tile::<E, N>(
+                k,
+                k_base,
+                start,
+                seq_kv,
+                n,
+                k_s,
+                k_full,
+                k_empty,
+                copy,
+                p.block_kv,
+                p.head_dim,
+                stages,
+                producer_tid,
+            );
+            stage_tile::<E, N>(
+                v,
+                v_base,
+                start,
+                seq_kv,
+                n,
+                v_s,
+                v_full,
+                v_empty,
+                copy,
+                p.block_kv,
+                p.val_dim,
+                stages,
+                producer_tid,
+            );
         }
         i += 1;
     }
@@ -723,36 +783,31 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
                         if loads > 0 {
                             q_empty.wait_parity((loads - 1) % 2);
                         }
-                        if comptime!(p.tma) {
-                            produce_tma::<E, N>(
-                                q_map, k_map, v_map, &mut q_s, &mut k_s, &mut v_s, &q_full,
-                                &k_full, &v_full, &k_empty, &v_empty, b, h, kvh, q_first, walk[0],
-                                tiles, base, p,
-                            );
-                        } else {
-                            produce_async::<E, N>(
-                                q,
-                                k,
-                                v,
-                                &mut q_s,
-                                &mut k_s,
-                                &mut v_s,
-                                &q_full,
-                                &k_full,
-                                &v_full,
-                                &k_empty,
-                                &v_empty,
-                                b,
-                                h,
-                                kvh,
-                                q_first,
-                                walk[0],
-                                tiles,
-                                base,
-                                tid - consumers,
-                                p,
-                            );
-                        }
+                        produce::<E, N>(
+                            q,
+                            k,
+                            v,
+                            q_map,
+                            k_map,
+                            v_map,
+                            &mut q_s,
+                            &mut k_s,
+                            &mut v_s,
+                            &q_full,
+                            &k_full,
+                            &v_full,
+                            &k_empty,
+                            &v_empty,
+                            b,
+                            h,
+                            kvh,
+                            q_first,
+                            walk[0],
+                            tiles,
+                            base,
+                            tid - consumers,
+                            p,
+                        );
                         base += tiles;
                         loads += 1;
                     }
@@ -815,90 +870,6 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
             }
             step += 1;
         }
-    }
-}
-
-/// The cp.async producer (all 128 producer threads) for one work item: [`produce_tma`]'s
-/// walk, each thread copying its share of every tile.
-#[cube]
-#[allow(clippy::too_many_arguments)]
-fn produce_async<E: Float, N: Size>(
-    q: &Tensor<Vector<E, N>>,
-    k: &Tensor<Vector<E, N>>,
-    v: &Tensor<Vector<E, N>>,
-    q_s: &mut SharedMemory<Vector<E, N>>,
-    k_s: &mut SharedMemory<Vector<E, N>>,
-    v_s: &mut SharedMemory<Vector<E, N>>,
-    q_full: &Shared<Barrier>,
-    k_full: &Sequence<Shared<Barrier>>,
-    v_full: &Sequence<Shared<Barrier>>,
-    k_empty: &Sequence<Shared<Barrier>>,
-    v_empty: &Sequence<Shared<Barrier>>,
-    b: u32,
-    h: u32,
-    kvh: u32,
-    q_first: u32,
-    t_begin: u32,
-    tiles: u32,
-    base: u32,
-    producer_tid: u32,
-    #[comptime] p: WgmmaFwdParams,
-) {
-    let stages = comptime!(p.stages());
-    let seq_q = q.shape(2) as u32;
-    let seq_kv = k.shape(2) as u32;
-    let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
-    let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
-    let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
-    stage_rows::<E, N>(
-        q,
-        q_base,
-        q_first,
-        seq_q,
-        q_s,
-        0u32,
-        comptime!(64 * p.warpgroups),
-        p.head_dim,
-        producer_tid,
-    );
-    q_full.commit_copy_async();
-    q_full.arrive();
-    let mut i = 0u32;
-    while i < tiles {
-        let n = base + i;
-        let copy = comptime!(p.ablation != Ablation::NoLoads) || n < stages;
-        let start = (t_begin + i) * p.block_kv;
-        stage_tile::<E, N>(
-            k,
-            k_base,
-            start,
-            seq_kv,
-            n,
-            k_s,
-            k_full,
-            k_empty,
-            copy,
-            p.block_kv,
-            p.head_dim,
-            stages,
-            producer_tid,
-        );
-        stage_tile::<E, N>(
-            v,
-            v_base,
-            start,
-            seq_kv,
-            n,
-            v_s,
-            v_full,
-            v_empty,
-            copy,
-            p.block_kv,
-            p.val_dim,
-            stages,
-            producer_tid,
-        );
-        i += 1;
     }
 }
 
