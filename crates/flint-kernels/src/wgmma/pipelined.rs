@@ -437,6 +437,40 @@ pub(super) fn tma_boxes<E: Float, N: Size>(
     }
 }
 
+/// Copies the key tile starting at row `start` (`width` wide) by TMA into buffer `stage` of
+/// `buf`, armed on that buffer's `full` barrier.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn tma_tile<E: Float, N: Size>(
+    map: &TensorMap<E, Tiled>,
+    full: &Sequence<Shared<Barrier>>,
+    buf: &mut SharedMemory<Vector<E, N>>,
+    stage: u32,
+    b: u32,
+    kvh: u32,
+    start: u32,
+    #[comptime] width: u32,
+    #[comptime] p: WgmmaFwdParams,
+) {
+    #[unroll]
+    for st in 0..comptime!(p.stages()) {
+        if stage == st {
+            tma_rows::<E, N>(
+                map,
+                full.index(st as usize),
+                buf,
+                comptime!(st * p.block_kv * width / 8),
+                b,
+                kvh,
+                start,
+                p.block_kv,
+                width,
+                comptime!(p.swizzle()),
+            );
+        }
+    }
+}
+
 /// The producer's copies for one block of queries: Q, then K and V tile by tile into buffer
 /// `n % stages` (`n`: the tile's place among all this cube's tiles, from `base`) once the
 /// consumers have released the buffer's previous tile. By TMA (one thread, `producer_tid`
@@ -509,43 +543,11 @@ fn produce<E: Float, N: Size>(
             if n >= stages {
                 wait_stage(k_empty, stage, n / stages - 1, stages);
             }
-            #[unroll]
-            for st in 0..stages {
-                if stage == st {
-                    tma_rows::<E, N>(
-                        k_map,
-                        k_full.index(st as usize),
-                        k_s,
-                        comptime!(st * p.block_kv * p.head_dim / 8),
-                        b,
-                        kvh,
-                        start,
-                        p.block_kv,
-                        p.head_dim,
-                        comptime!(p.swizzle()),
-                    );
-                }
-            }
+            tma_tile::<E, N>(k_map, k_full, k_s, stage, b, kvh, start, p.head_dim, p);
             if n >= stages {
                 wait_stage(v_empty, stage, n / stages - 1, stages);
             }
-            #[unroll]
-            for st in 0..stages {
-                if stage == st {
-                    tma_rows::<E, N>(
-                        v_map,
-                        v_full.index(st as usize),
-                        v_s,
-                        comptime!(st * p.block_kv * p.val_dim / 8),
-                        b,
-                        kvh,
-                        start,
-                        p.block_kv,
-                        p.val_dim,
-                        comptime!(p.swizzle()),
-                    );
-                }
-            }
+            tma_tile::<E, N>(v_map, v_full, v_s, stage, b, kvh, start, p.val_dim, p);
         } else {
             let seq_kv = k.shape(2) as u32;
             let copy = comptime!(p.ablation != Ablation::NoLoads) || n < stages;
