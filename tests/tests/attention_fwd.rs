@@ -563,6 +563,10 @@ fn wgmma_kernel_matches_reference_on_gpu() {
     let mut c = Case::new(16, 8, 8, 300, 150, 64);
     c.opts.causal = true;
     cases.push(("causal sq>sk, several blocks per cube d64", c));
+    // Three aligned 128-row blocks: each block's last key tile is masked on its diagonal.
+    let mut c = Case::new(1, 4, 2, 384, 384, 128);
+    c.opts.causal = true;
+    cases.push(("gqa2 causal aligned d128", c));
     let mut c = Case::new(1, 2, 2, 700, 650, 64);
     c.opts.window = (Some(150), Some(40));
     cases.push(("window left 150 right 40 d64", c));

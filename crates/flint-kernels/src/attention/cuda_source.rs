@@ -515,6 +515,7 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
         "attention_fwd_wgmma_pipelined",
         [
             (2u32, 128u32, 128u32, false),
+            (2, 128, 128, true),
             (2, 64, 64, false),
             (3, 64, 128, false),
             (3, 64, 128, true)
@@ -752,7 +753,7 @@ mod tests {
         let client = WgpuRuntime::client(&WgpuDevice::default());
         assert!(crate::wgmma::compiler_emits_wgmma(&client));
         let sources = super::wgmma_cuda_sources().expect("the wgmma kernels compile");
-        assert_eq!(sources.len(), 15);
+        assert_eq!(sources.len(), 16);
         for (name, source) in &sources {
             for needle in [
                 "wgmma.fence.sync.aligned",

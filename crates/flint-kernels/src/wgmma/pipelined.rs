@@ -664,22 +664,30 @@ pub(super) fn mask_scores(
     s: &PortableScalars,
     #[comptime] p: WgmmaFwdParams,
 ) {
-    let t = (UNIT_POS_X % 4) as i32;
+    // The bounds move to the key's offset in the tile from this lane's first key, a constant
+    // per score: one compare against an immediate each, not an add and two compares.
+    let first = start + 2 * (UNIT_POS_X % 4) as i32;
     #[unroll]
     for r in 0..2u32 {
         let row_diag = diag + comptime!(8 * r as i32);
+        // Offsets `u` with `lo <= u < hi` are visible.
+        let mut hi = seq_kv - first;
+        if comptime!(p.has_right) {
+            hi = min(hi, row_diag + s.right as i32 + 1 - first);
+        }
+        let mut lo = 0i32;
+        if comptime!(p.has_left) {
+            lo = row_diag - s.left as i32 - first;
+        }
         #[unroll]
         for j in 0..comptime!(p.block_kv / 8) {
             let mut pair = s_acc[(2 * j + r) as usize];
             #[unroll]
             for c in 0..2u32 {
-                let key = start + comptime!((8 * j + c) as i32) + 2 * t;
-                let mut visible = key < seq_kv;
+                let u = comptime!((8 * j + c) as i32);
+                let mut visible = hi > u;
                 if comptime!(p.has_left) {
-                    visible = visible && key >= row_diag - s.left as i32;
-                }
-                if comptime!(p.has_right) {
-                    visible = visible && key <= row_diag + s.right as i32;
+                    visible = visible && lo <= u;
                 }
                 pair[c as usize] = select(visible, pair[c as usize], s.neg_inf);
             }
