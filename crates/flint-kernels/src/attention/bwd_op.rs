@@ -132,10 +132,16 @@ impl Op for AttentionBwdOp {
         // (measured at 64, where the per-tile work that does not scale with D weighs twice
         // as much) the fused grid with 128-query tiles from 1k queries where it fits, else
         // the two-kernel 64x64, which the tuner also picked at D = 32.
+        // First, the warpgroup-MMA backward where it runs the call (sm_90a, D and Dv 64 or
+        // 128): the tuner's pick there, 1.3-1.6x the fused grid below at D = 128 (run120).
         let seq_q = inv.signature().size("seq_q").unwrap_or(0);
+        let seq_kv = inv.signature().size("seq_kv").unwrap_or(0);
         let d = head_dims(inv).map_or(0, |(d, _)| d);
         let (wide, tall) = (d >= 128, d == 64);
         let mut tries = Vec::new();
+        if seq_q >= 128 && seq_kv >= 128 {
+            tries.push(Self::wgmma());
+        }
         if tall && seq_q >= 1024 {
             tries.push(Self::fused_tall());
         }
@@ -621,5 +627,27 @@ mod tests {
         );
         // It fits the device's shared memory and threads at D = 128.
         assert!(wgmma.smem_bytes(128, 128) <= 232_448 && wgmma.units() == 384);
+        // The heuristic starts there, from 128 queries and keys, and where it cannot run
+        // goes on to the MMA kernels.
+        let at = |d: usize, seq: usize| {
+            let base = call(d);
+            let sig = base
+                .signature()
+                .clone()
+                .with("seq_q", seq)
+                .with("seq_kv", seq);
+            Invocation::new("attention_bwd", sig, base.fingerprint().clone())
+        };
+        assert_eq!(hopper.heuristic(&at(128, 4096)).unwrap(), wgmma);
+        assert_eq!(hopper.heuristic(&at(64, 1024)).unwrap(), wgmma);
+        assert_eq!(hopper.heuristic(&at(128, 128)).unwrap(), wgmma);
+        let short = hopper.heuristic(&at(128, 64)).unwrap();
+        assert_eq!(short.variant, Variant::Mma);
+        let capped = hopper.heuristic(&call_with(128, &["softcap"])).unwrap();
+        assert_eq!(capped.variant, Variant::Mma);
+        assert_ne!(
+            hopper.heuristic(&at(256, 4096)).unwrap().variant,
+            Variant::Wgmma
+        );
     }
 }

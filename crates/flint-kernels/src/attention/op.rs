@@ -299,10 +299,11 @@ impl Op for AttentionFwdOp {
         // Portable: the largest tiles that fit shared memory; 32 KiB (lavapipe, WebGPU)
         // holds block_q = block_kv = 16 up to D = 128.
         let mut tries = Self::short_query_configs(inv);
-        // Warpgroup MMA where it runs the call, above D = 64 (docs/PERF.md): 128x128, two
-        // warpgroups taking turns (the tuner's pick on an H100, causal included since its
-        // grids launch heads in groups).
-        if tries.is_empty() && !Self::narrow(inv) {
+        // Warpgroup MMA where it runs the call, from D = 64 (docs/PERF.md): 128x128, two
+        // warpgroups taking turns (the tuner's pick on an H100 at D = 128, causal included
+        // since its grids launch heads in groups; at D = 64, 1.2-1.4x the MMA kernel in
+        // run122, which the tuner there left for 192x64 from 4k).
+        if tries.is_empty() && head_dims(inv).is_ok_and(|(d, dv)| d.max(dv) >= 64) {
             tries.extend(self.wgmma_configs(inv).into_iter().take(1));
         }
         if Self::narrow(inv) {
@@ -740,7 +741,7 @@ mod tests {
         });
         let wg = |bq, bkv| AttentionFwdConfig::new(Variant::Wgmma, bq, bkv);
         let inv = call_kv(2, 16, 16, 4096, 4096);
-        // Above D = 64 the heuristic starts there (128x128, masked or not); both tilings are
+        // From D = 64 the heuristic starts there (128x128, masked or not); both tilings are
         // tuned beside the MMA ones.
         assert_eq!(hopper.heuristic(&inv).unwrap(), wg(128, 128));
         let masked = with_sig(&inv, "masked", SigValue::Bool(true), 128);
@@ -783,10 +784,13 @@ mod tests {
         for bad in [wg(64, 64), wg(256, 64), wg(128, 32)] {
             assert!(hopper.check(&inv, &bad).is_err(), "{bad:?}");
         }
-        // D = 64 keeps the MMA heuristic; decoding keeps its own configs.
+        // From D = 64 the heuristic starts there too; below, at the MMA kernels. Decoding
+        // keeps its own configs.
         let narrow = with_sig(&inv, "dtype", SigValue::Str("bf16".into()), 64);
-        assert_eq!(hopper.heuristic(&narrow).unwrap().variant, Variant::Mma);
+        assert_eq!(hopper.heuristic(&narrow).unwrap(), wg(128, 128));
         assert!(hopper.candidates(&narrow).contains(&wg(128, 128)));
+        let d32 = with_sig(&inv, "dtype", SigValue::Str("bf16".into()), 32);
+        assert_eq!(hopper.heuristic(&d32).unwrap().variant, Variant::Mma);
         let decode = call_kv(1, 32, 8, 1, 8192);
         assert!(
             hopper
