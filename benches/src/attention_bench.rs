@@ -799,12 +799,12 @@ const SPLIT_PARTS: [u32; 6] = [4, 8, 16, 32, 64, 128];
 /// the device's shared memory cannot hold are reported as refused.
 const PORTABLE_TILINGS: [(u32, u32); 8] = [
     (16, 16),
-    (32, 16),
+    (32, 32),
     (64, 16),
-    (128, 16),
     (64, 32),
-    (128, 32),
+    (32, 64),
     (64, 64),
+    (128, 32),
     (128, 64),
 ];
 

@@ -12,7 +12,8 @@ pub const MMA_PLANES: u32 = 4;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Variant {
-    /// No plane ops, no cmma: one unit per query row, K/V tiles in shared memory.
+    /// No plane ops, no cmma: a register-tiled f32 matmul per tile (each unit 4 x 4 scores),
+    /// Q, K/V, scores and the output accumulator in shared memory.
     Portable,
     /// Tensor cores through register-level MMA (f16/bf16, CUDA sm80+): one plane of 32
     /// lanes per 16 query rows, Q, S and O in registers.
@@ -28,8 +29,9 @@ pub enum Variant {
     Wgmma,
 }
 
-/// How the forward is launched: `block_q` query rows per cube (one unit each in the portable
-/// variant, one plane per 16 in the MMA one) and `block_kv` keys per shared-memory tile.
+/// How the forward is launched: `block_q` query rows per cube (one unit per 4 x 4 block of
+/// the tile's scores in the portable variant, one plane per 16 rows in the MMA one) and
+/// `block_kv` keys per shared-memory tile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AttentionFwdConfig {
@@ -63,14 +65,19 @@ impl AttentionFwdConfig {
         }
     }
 
-    /// Shared memory per cube. Portable, all f32: the K and V tiles plus each row's output
-    /// accumulator and tile scores. MMA, in 16-bit elements: the Q, K and V tiles, rows
+    /// Shared memory per cube. Portable, all f32: Qᵀ, one buffer for Kᵀ then V, the tile's
+    /// scores, the output accumulator and the rows' partial reductions (strides padded by
+    /// one). MMA, in 16-bit elements: the Q, K and V tiles, rows
     /// padded by 8. Cmma: the K and V tiles and the tile's P in 16-bit elements, its scores
     /// in f32.
     pub fn smem_bytes(&self, head_dim: usize, val_dim: usize) -> usize {
         let (bq, bkv) = (self.block_q as usize, self.block_kv as usize);
         match self.variant {
-            Variant::Portable => 4 * (bkv * (head_dim + val_dim) + bq * val_dim + bq * bkv),
+            Variant::Portable => {
+                let kv = (head_dim * (bkv + 1)).max(bkv * val_dim);
+                let rows = bq * (bkv + 1) + bq * val_dim + bq * bkv / 4 + 2 * bq;
+                4 * (head_dim * (bq + 1) + kv + rows)
+            }
             Variant::Mma => 2 * ((bq + bkv) * (head_dim + 8) + bkv * (val_dim + 8)),
             Variant::Cmma => 2 * (bkv * (head_dim + val_dim) + bq * bkv) + 4 * bq * bkv,
             Variant::Wgmma => self.wgmma_params(head_dim, val_dim).shared_bytes() as usize,
@@ -92,7 +99,7 @@ impl AttentionFwdConfig {
     /// Units per cube.
     pub fn units(&self) -> u32 {
         match self.variant {
-            Variant::Portable => self.block_q,
+            Variant::Portable => self.block_q * self.block_kv / 16,
             Variant::Mma | Variant::Cmma | Variant::Wgmma => self.planes() * 32,
         }
     }

@@ -267,6 +267,19 @@ impl AttentionFwdOp {
     }
 }
 
+/// The portable forward's tilings, largest first: the heuristic takes the first that fits
+/// the device, the tuner the first four.
+const PORTABLE_TILINGS: [(u32, u32); 8] = [
+    (64, 64),
+    (64, 32),
+    (32, 64),
+    (32, 32),
+    (32, 16),
+    (16, 16),
+    (8, 16),
+    (4, 16),
+];
+
 /// Cubes a split-K launch aims for: a few per SM of a large GPU.
 const SPLIT_TARGET_CUBES: usize = 512;
 
@@ -287,7 +300,8 @@ impl Op for AttentionFwdOp {
         // makes 128x128 the fastest tiling at D = 128 (docs/PERF.md); re-tune.
         // 8: its causal grids launch heads in groups that share K and V in L2; 9: its grid
         // is persistent, over pairs of query blocks; re-tune.
-        9
+        // 10: the portable kernel is register-tiled, with new tilings; re-tune.
+        10
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionFwdConfig, String> {
@@ -297,7 +311,7 @@ impl Op for AttentionFwdOp {
         // SMs, two cubes each), else 64-row cubes; 64-key tiles (32 where D = 256 keeps
         // registers in bounds).
         // Portable: the largest tiles that fit shared memory; 32 KiB (lavapipe, WebGPU)
-        // holds block_q = block_kv = 16 up to D = 128.
+        // holds 64x32 at D = 32, 16x16 up to D = 128 and 4x16 at D = 256.
         let mut tries = Self::short_query_configs(inv);
         // Warpgroup MMA where it runs the call, from D = 64 (docs/PERF.md): 128x128, two
         // warpgroups taking turns (the tuner's pick on an H100 at D = 128, causal included
@@ -315,10 +329,7 @@ impl Op for AttentionFwdOp {
         }
         tries.extend(Self::variant_configs(Variant::Mma, &[(64, 64), (64, 32)]));
         tries.extend(Self::variant_configs(Variant::Cmma, &CMMA_TILINGS));
-        tries.extend(Self::variant_configs(
-            Variant::Portable,
-            &[(32, 32), (32, 16), (16, 16), (16, 8), (8, 8), (4, 4)],
-        ));
+        tries.extend(Self::variant_configs(Variant::Portable, &PORTABLE_TILINGS));
         tries
             .into_iter()
             .find(|c| self.check(inv, c).is_ok())
@@ -340,7 +351,12 @@ impl Op for AttentionFwdOp {
             all = if self.cmma_refusal(inv).is_none() {
                 Self::variant_configs(Variant::Cmma, &CMMA_TILINGS)
             } else {
-                Self::variant_configs(Variant::Portable, &[(16, 8), (16, 16), (32, 8), (32, 16)])
+                // The four largest portable tilings that fit.
+                Self::variant_configs(Variant::Portable, &PORTABLE_TILINGS)
+                    .into_iter()
+                    .filter(|c| self.check(inv, c).is_ok())
+                    .take(4)
+                    .collect()
             };
         }
         all.into_iter()
@@ -371,9 +387,11 @@ impl Op for AttentionFwdOp {
                         c.block_q
                     ));
                 }
-                if !(c.block_kv.is_power_of_two() && (1..=64).contains(&c.block_kv)) {
+                // Each unit computes 4 x 4 scores and one unit per query row keeps its
+                // running maximum and sum: `block_q · block_kv / 16` units, at least `block_q`.
+                if !(c.block_kv.is_power_of_two() && (16..=64).contains(&c.block_kv)) {
                     return Err(format!(
-                        "block_kv {} is not a power of two in 1..=64",
+                        "block_kv {} is not a power of two in 16..=64",
                         c.block_kv
                     ));
                 }

@@ -8,4 +8,3 @@ mod portable;
 pub use launch::{
     AttentionBwdArgs, choose_attention_bwd, launch_attention_bwd, prepare_attention_bwd,
 };
-pub(crate) use portable::stage_rows;

@@ -1,26 +1,31 @@
-//! The portable forward: no plane ops, no cmma, shared memory within 32 KiB.
+//! The portable forward: no plane ops, no cmma, shared memory within 32 KiB where the tiles
+//! are small. It serves f32 everywhere and f16/bf16 where there are no tensor cores.
 //!
-//! Each cube owns `block_q` query rows of one (batch, head), one unit per row. The units
-//! stage `block_kv` keys and values at a time in shared memory (as f32) and each runs an
-//! online softmax over them. Tiles that the causal or window mask hides entirely are never
-//! loaded.
+//! Each cube owns `block_q` query rows of one (batch, head) and walks the keys `block_kv` at
+//! a time, as a register-tiled matmul does: its `block_q · block_kv / 16` units each compute
+//! a 4 x 4 block of the tile's scores (4 rows by 4 keys, strided by the units across a row)
+//! and then 4 rows of the output by the `Dv` columns of their stride. Q stays in shared
+//! memory for the whole walk, transposed; K is staged transposed and V in rows, through one
+//! buffer; every tile is f32 there. Rows are reduced through shared memory: a unit per
+//! query row keeps its running maximum and sum. Tiles that the causal or window mask hides
+//! entirely are never loaded.
 //!
-//! Per-row state (the output accumulator and the tile's scores) lives in shared memory, not
-//! in per-unit arrays: software Vulkan (lavapipe) compiles `sync_cube()` into coroutines,
-//! and arrays live across a barrier made LLVM take minutes to build their frames.
+//! No per-unit array lives across a barrier: software Vulkan (lavapipe) compiles
+//! `sync_cube()` into coroutines, and arrays kept across one made LLVM take minutes to build
+//! their frames. The output accumulator is in shared memory; each tile's product is summed in
+//! registers and added to it once.
 
 use cubecl::prelude::*;
 
 use super::{MASKED_BELOW, NO_MAX};
-use crate::attention::backward::stage_rows;
 use crate::attention::dropout::uniform_cube;
 
 /// Compile-time shape of one kernel instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PortableParams {
-    /// Query rows (= units) per cube.
+    /// Query rows per cube (a multiple of 4).
     pub block_q: u32,
-    /// Keys per shared-memory tile.
+    /// Keys per shared-memory tile (a multiple of 16, so that each query row has a unit).
     pub block_kv: u32,
     /// `D`.
     pub head_dim: u32,
@@ -68,7 +73,10 @@ pub struct PortableScalars {
     pub split_keys: u32,
 }
 
-/// The forward kernel. Grid: `(ceil(Sq / block_q), B·H)`.
+/// Rows (of the scores and the output) and keys per unit's block of a tile.
+const MICRO: u32 = 4;
+
+/// The forward kernel. Grid: `(ceil(Sq / block_q), B·H)`, `block_q · block_kv / 16` units.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn attention_fwd_portable<F: Float>(
@@ -82,6 +90,19 @@ pub fn attention_fwd_portable<F: Float>(
     #[comptime] p: PortableParams,
     #[define(F)] _dtype: StorageType,
 ) {
+    let bq = p.block_q;
+    let bkv = p.block_kv;
+    let dk = p.head_dim;
+    let dv = p.val_dim;
+    // Units across a row of the tile, and the shape of each unit's block.
+    let cols_n = comptime!(p.block_kv / MICRO);
+    let units = comptime!(p.block_q * p.block_kv / (MICRO * MICRO));
+    let o_cols = comptime!(p.val_dim.div_ceil(p.block_kv / MICRO));
+    // Padded strides: a column's elements fall in different banks when staged.
+    let q_stride = comptime!(p.block_q + 1);
+    let k_stride = comptime!(p.block_kv + 1);
+    let p_stride = comptime!(p.block_kv + 1);
+
     let heads = q.shape(1) as u32;
     let seq_q = q.shape(2) as u32;
     let seq_kv = k.shape(2) as u32;
@@ -89,13 +110,14 @@ pub fn attention_fwd_portable<F: Float>(
     let b = bh / heads;
     let h = bh % heads;
     let kvh = h / s.group;
-    let q_first = CUBE_POS_X * p.block_q;
-    let row = q_first + UNIT_POS_X;
-    let row_ok = row < seq_q;
+    let q_first = CUBE_POS_X * bq;
+    let tid = UNIT_POS_X;
+    let tx = tid % cols_n;
+    let row0 = (tid / cols_n) * MICRO;
 
     // Bottom-right alignment, as Burn's causal mask: query i sees key i + Sk - Sq.
     let offset = seq_kv as i32 - seq_q as i32;
-    let q_last = min(q_first + p.block_q, seq_q) as i32 - 1;
+    let q_last = min(q_first + bq, seq_q) as i32 - 1;
     let mut kv_lo = 0i32;
     let mut kv_hi = seq_kv as i32;
     if p.has_left {
@@ -105,58 +127,99 @@ pub fn attention_fwd_portable<F: Float>(
         kv_hi = min(kv_hi, q_last + offset + s.right as i32 + 1);
     }
 
-    let q_base = b as usize * q.stride(0) + h as usize * q.stride(1) + row as usize * q.stride(2);
+    let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
     let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
     let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
 
-    let unit = UNIT_POS_X;
-    let mut acc = SharedMemory::<f32>::new((p.block_q * p.val_dim) as usize);
-    let mut scores = SharedMemory::<f32>::new((p.block_q * p.block_kv) as usize);
-    let acc_at = unit * p.val_dim;
-    let score_at = unit * p.block_kv;
-    for d in 0..p.val_dim {
-        acc[(acc_at + d) as usize] = 0.0;
-    }
-    let mut m = f32::new(NO_MAX);
-    // A NaN score (from NaN or infinite q, k or bias) makes the row NaN, as in an unfused
-    // attention; the max and the masking compares would otherwise drop it silently.
-    let mut saw_nan = false;
-    let mut l = 0.0f32;
+    let mut q_t = SharedMemory::<f32>::new(comptime!((p.head_dim * (p.block_q + 1)) as usize));
+    let kv_len =
+        comptime!((p.head_dim * (p.block_kv + 1)).max(p.block_kv * p.val_dim) as usize);
+    let mut kv = SharedMemory::<f32>::new(kv_len);
+    let mut probs = SharedMemory::<f32>::new(comptime!((p.block_q * (p.block_kv + 1)) as usize));
+    let mut acc = SharedMemory::<f32>::new(comptime!((p.block_q * p.val_dim) as usize));
+    // Per row and unit across it: partial maxima, then partial sums (NaN marks a NaN score).
+    let mut part = SharedMemory::<f32>::new(comptime!((p.block_q * p.block_kv / MICRO) as usize));
+    // Per row: the running maximum, and the factor the accumulator is rescaled by.
+    let mut row_max = SharedMemory::<f32>::new(p.block_q as usize);
+    let mut row_scale = SharedMemory::<f32>::new(p.block_q as usize);
 
-    let mut k_tile = SharedMemory::<f32>::new((p.block_kv * p.head_dim) as usize);
-    let mut v_tile = SharedMemory::<f32>::new((p.block_kv * p.val_dim) as usize);
+    // Q, transposed; rows past the sequence read as zero.
+    let mut idx = tid;
+    while idx < bq * dk {
+        let r = idx / dk;
+        let d = idx % dk;
+        let mut x = 0.0f32;
+        if q_first + r < seq_q {
+            x = f32::cast_from(
+                q[q_base + (q_first + r) as usize * q.stride(2) + d as usize * q.stride(3)],
+            );
+        }
+        q_t[(d * q_stride + r) as usize] = x;
+        idx += units;
+    }
+    let mut idx = tid;
+    while idx < bq * dv {
+        acc[idx as usize] = 0.0;
+        idx += units;
+    }
+
+    // The unit of row `tid` (for `tid < block_q`) keeps that row's running sum and NaN flag.
+    let mut m = f32::new(NO_MAX);
+    let mut l = 0.0f32;
+    let mut saw_nan = false;
     let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
 
     let mut start = kv_lo;
     while start < kv_hi {
-        // Stage the tiles; keys past the end read as zero and are masked below.
-        stage_rows::<F>(
-            k,
-            k_base,
-            start,
-            seq_kv,
-            &mut k_tile,
-            p.block_kv,
-            p.head_dim,
-            p.block_q,
-        );
-        stage_rows::<F>(
-            v,
-            v_base,
-            start,
-            seq_kv,
-            &mut v_tile,
-            p.block_kv,
-            p.val_dim,
-            p.block_q,
-        );
+        // Kᵀ: keys past the end read as zero and are masked below.
+        let mut idx = tid;
+        while idx < bkv * dk {
+            let j = idx / dk;
+            let d = idx % dk;
+            let key = start + j as i32;
+            let mut x = 0.0f32;
+            if key < seq_kv as i32 {
+                x = f32::cast_from(
+                    k[k_base + key as usize * k.stride(2) + d as usize * k.stride(3)],
+                );
+            }
+            kv[(d * k_stride + j) as usize] = x;
+            idx += units;
+        }
         sync_cube();
 
-        if row_ok {
-            let mut tile_max = f32::new(NO_MAX);
-            for j in 0..p.block_kv {
-                let key = start + j as i32;
-                let mut visible = key < kv_hi;
+        // This unit's 4 x 4 block of scores: rows row0.., keys tx + c · cols_n.
+        let mut dot = Array::<f32>::new(comptime!((MICRO * MICRO) as usize));
+        #[unroll]
+        for i in 0..MICRO * MICRO {
+            dot[i as usize] = 0.0;
+        }
+        for d in 0..dk {
+            let mut qa = Array::<f32>::new(MICRO as usize);
+            let mut ka = Array::<f32>::new(MICRO as usize);
+            #[unroll]
+            for r in 0..MICRO {
+                qa[r as usize] = q_t[(d * q_stride + row0 + r) as usize];
+                ka[r as usize] = kv[(d * k_stride + tx + r * cols_n) as usize];
+            }
+            #[unroll]
+            for r in 0..MICRO {
+                #[unroll]
+                for c in 0..MICRO {
+                    dot[(r * MICRO + c) as usize] += qa[r as usize] * ka[c as usize];
+                }
+            }
+        }
+        #[unroll]
+        for r in 0..MICRO {
+            let row = q_first + row0 + r;
+            let mut most = f32::new(NO_MAX);
+            let mut nan_here = false;
+            #[unroll]
+            for c in 0..MICRO {
+                let col = tx + c * cols_n;
+                let key = start + col as i32;
+                let mut visible = row < seq_q && key < kv_hi;
                 if p.has_left {
                     visible = visible && key >= row as i32 + offset - s.left as i32;
                 }
@@ -165,12 +228,7 @@ pub fn attention_fwd_portable<F: Float>(
                 }
                 let mut score = f32::new(NO_MAX);
                 if visible {
-                    let mut dot = 0.0f32;
-                    for d in 0..p.head_dim {
-                        let qd = f32::cast_from(q[q_base + d as usize * q.stride(3)]);
-                        dot += qd * k_tile[(j * p.head_dim + d) as usize];
-                    }
-                    score = dot * s.scale;
+                    score = dot[(r * MICRO + c) as usize] * s.scale;
                     if p.has_softcap {
                         score = s.softcap * (score / s.softcap).tanh();
                     }
@@ -180,71 +238,168 @@ pub fn attention_fwd_portable<F: Float>(
                             + row as usize * bias.stride(2)
                             + key as usize * bias.stride(3)];
                     }
-                    saw_nan = saw_nan || score.is_nan();
+                    nan_here = nan_here || score.is_nan();
                     if score <= MASKED_BELOW {
                         score = f32::new(NO_MAX);
                     }
                 }
-                scores[(score_at + j) as usize] = score;
-                tile_max = max(tile_max, score);
+                probs[((row0 + r) * p_stride + col) as usize] = score;
+                most = max(most, score);
             }
-            let m_new = max(m, tile_max);
-            if m_new > MASKED_BELOW {
-                let correction = (m - m_new).exp();
-                l *= correction;
-                for d in 0..p.val_dim {
-                    acc[(acc_at + d) as usize] *= correction;
-                }
-                for j in 0..p.block_kv {
-                    let score = scores[(score_at + j) as usize];
-                    if score > MASKED_BELOW {
-                        let prob = (score - m_new).exp();
-                        l += prob;
-                        let mut weight = prob;
-                        if p.has_dropout {
-                            let u = uniform_cube(s.seed, bh, row, (start + j as i32) as u32);
-                            let dropped = 0.0f32;
-                            weight = select(u >= s.dropout_p, prob * keep_scale, dropped);
-                        }
-                        for d in 0..p.val_dim {
-                            acc[(acc_at + d) as usize] +=
-                                weight * v_tile[(j * p.val_dim + d) as usize];
-                        }
-                    }
-                }
-                m = m_new;
-            }
+            part[((row0 + r) * cols_n + tx) as usize] = select(nan_here, s.nan, most);
         }
         sync_cube();
-        start += p.block_kv as i32;
+
+        // V over Kᵀ, while each row's unit folds the partial maxima into its own.
+        let mut idx = tid;
+        while idx < bkv * dv {
+            let key = start + (idx / dv) as i32;
+            let mut x = 0.0f32;
+            if key < seq_kv as i32 {
+                x = f32::cast_from(
+                    v[v_base + key as usize * v.stride(2) + (idx % dv) as usize * v.stride(3)],
+                );
+            }
+            kv[idx as usize] = x;
+            idx += units;
+        }
+        if tid < bq {
+            let mut tile_max = f32::new(NO_MAX);
+            for t in 0..cols_n {
+                let x = part[(tid * cols_n + t) as usize];
+                saw_nan = saw_nan || x.is_nan();
+                if !x.is_nan() {
+                    tile_max = max(tile_max, x);
+                }
+            }
+            let m_new = max(m, tile_max);
+            let mut scale = 1.0f32;
+            // Until the row's first visible score its sum and output stay zero.
+            if m_new > MASKED_BELOW {
+                scale = (m - m_new).exp();
+                l *= scale;
+                m = m_new;
+            }
+            row_max[tid as usize] = m;
+            row_scale[tid as usize] = scale;
+        }
+        sync_cube();
+
+        // Probabilities (dropout applied to the weights, not the sums), and partial sums.
+        #[unroll]
+        for r in 0..MICRO {
+            let row = q_first + row0 + r;
+            let top = row_max[(row0 + r) as usize];
+            let mut sum = 0.0f32;
+            #[unroll]
+            for c in 0..MICRO {
+                let col = tx + c * cols_n;
+                let at = ((row0 + r) * p_stride + col) as usize;
+                let score = probs[at];
+                let mut prob = 0.0f32;
+                if score > MASKED_BELOW {
+                    prob = (score - top).exp();
+                }
+                sum += prob;
+                let mut weight = prob;
+                if p.has_dropout {
+                    let u = uniform_cube(s.seed, bh, row, (start + col as i32) as u32);
+                    let dropped = 0.0f32;
+                    weight = select(u >= s.dropout_p, prob * keep_scale, dropped);
+                }
+                probs[at] = weight;
+            }
+            part[((row0 + r) * cols_n + tx) as usize] = sum;
+        }
+        sync_cube();
+
+        if tid < bq {
+            for t in 0..cols_n {
+                l += part[(tid * cols_n + t) as usize];
+            }
+        }
+        // O = O · scale + P·V over this unit's 4 rows and columns tx + c · cols_n.
+        let mut pv = Array::<f32>::new(comptime!((MICRO * o_cols) as usize));
+        #[unroll]
+        for i in 0..MICRO * o_cols {
+            pv[i as usize] = 0.0;
+        }
+        for j in 0..bkv {
+            let mut pa = Array::<f32>::new(MICRO as usize);
+            #[unroll]
+            for r in 0..MICRO {
+                pa[r as usize] = probs[((row0 + r) * p_stride + j) as usize];
+            }
+            #[unroll]
+            for c in 0..o_cols {
+                let col = tx + c * cols_n;
+                // Columns past Dv (where cols_n does not divide it) read row j's own start.
+                let vc = kv[(j * dv + select(col < dv, col, 0u32)) as usize];
+                #[unroll]
+                for r in 0..MICRO {
+                    pv[(r * o_cols + c) as usize] += pa[r as usize] * vc;
+                }
+            }
+        }
+        #[unroll]
+        for r in 0..MICRO {
+            let scale = row_scale[(row0 + r) as usize];
+            #[unroll]
+            for c in 0..o_cols {
+                let col = tx + c * cols_n;
+                if col < dv {
+                    let at = ((row0 + r) * dv + col) as usize;
+                    acc[at] = acc[at] * scale + pv[(r * o_cols + c) as usize];
+                }
+            }
+        }
+        // The next tile overwrites Kᵀ, V and the probabilities.
+        sync_cube();
+        start += bkv as i32;
     }
 
-    if row_ok {
-        let o_base =
-            b as usize * out.stride(0) + h as usize * out.stride(1) + row as usize * out.stride(2);
-        let lse_at =
-            b as usize * lse.stride(0) + h as usize * lse.stride(1) + row as usize * lse.stride(2);
+    // Each row's unit turns its sum into the factor its outputs take.
+    if tid < bq {
+        let row = q_first + tid;
         // An infinite score makes l NaN (inf - inf in the exponent): NaN as well.
-        if saw_nan || l.is_nan() {
-            let nan = s.nan;
-            for d in 0..p.val_dim as usize {
-                out[o_base + d * out.stride(3)] = F::cast_from(nan);
-            }
-            lse[lse_at] = nan;
+        let is_nan = saw_nan || l.is_nan();
+        let mut inv = 0.0f32;
+        if is_nan {
+            inv = s.nan;
         } else if l > 0.0 {
-            let inv = 1.0f32 / l;
-            for d in 0..p.val_dim {
-                out[o_base + d as usize * out.stride(3)] =
-                    F::cast_from(acc[(acc_at + d) as usize] * inv);
-            }
-            lse[lse_at] = m + l.ln();
-        } else {
-            // Every key is masked: the output is 0 (as Burn's NaN-safe softmax gives) and
-            // the log-sum-exp is -inf.
-            for d in 0..p.val_dim as usize {
-                out[o_base + d * out.stride(3)] = F::cast_from(0.0f32);
-            }
-            lse[lse_at] = s.neg_inf;
+            inv = 1.0f32 / l;
         }
+        row_scale[tid as usize] = inv;
+        if row < seq_q {
+            let lse_at = b as usize * lse.stride(0)
+                + h as usize * lse.stride(1)
+                + row as usize * lse.stride(2);
+            // Every key masked: the output is 0 (as Burn's NaN-safe softmax gives) and the
+            // log-sum-exp is -inf.
+            let mut value = s.neg_inf;
+            if is_nan {
+                value = s.nan;
+            } else if l > 0.0 {
+                value = m + l.ln();
+            }
+            lse[lse_at] = value;
+        }
+    }
+    sync_cube();
+    let o_base = b as usize * out.stride(0) + h as usize * out.stride(1);
+    let mut idx = tid;
+    while idx < bq * dv {
+        let r = idx / dv;
+        let col = idx % dv;
+        if q_first + r < seq_q {
+            let inv = row_scale[r as usize];
+            let mut val = acc[idx as usize] * inv;
+            if inv.is_nan() {
+                val = s.nan;
+            }
+            out[o_base + (q_first + r) as usize * out.stride(2) + col as usize * out.stride(3)] =
+                F::cast_from(val);
+        }
+        idx += units;
     }
 }
