@@ -13,7 +13,7 @@ pub const MMA_PLANES: u32 = 4;
 #[serde(rename_all = "snake_case")]
 pub enum Variant {
     /// No plane ops, no cmma: a register-tiled f32 matmul per tile (each unit 4 x 4 scores),
-    /// Q, K/V, scores and the output accumulator in shared memory.
+    /// Q, K/V, scores and the output accumulator in shared memory, read as vectors of 4.
     Portable,
     /// Tensor cores through register-level MMA (f16/bf16, CUDA sm80+): one plane of 32
     /// lanes per 16 query rows, Q, S and O in registers.
@@ -65,18 +65,20 @@ impl AttentionFwdConfig {
         }
     }
 
-    /// Shared memory per cube. Portable, all f32: Qᵀ, one buffer for Kᵀ then V, the tile's
-    /// scores, the output accumulator and the rows' partial reductions (strides padded by
-    /// one). MMA, in 16-bit elements: the Q, K and V tiles, rows
+    /// Shared memory per cube. Portable, all f32: Q, one buffer for K then V, the output
+    /// accumulator (rows in vectors of 4, those of Q and K padded by one), the tile's scores
+    /// and the rows' partial reductions. MMA, in 16-bit elements: the Q, K and V tiles, rows
     /// padded by 8. Cmma: the K and V tiles and the tile's P in 16-bit elements, its scores
     /// in f32.
     pub fn smem_bytes(&self, head_dim: usize, val_dim: usize) -> usize {
         let (bq, bkv) = (self.block_q as usize, self.block_kv as usize);
         match self.variant {
             Variant::Portable => {
-                let kv = (head_dim * (bkv + 1)).max(bkv * val_dim);
-                let rows = bq * (bkv + 1) + bq * val_dim + bq * bkv / 4 + 2 * bq;
-                4 * (head_dim * (bq + 1) + kv + rows)
+                // Rows of Q and K in vectors of 4 f32 plus one; V and O in vectors.
+                let (row_w, v4) = (head_dim.div_ceil(4) + 1, val_dim.div_ceil(4));
+                let vectors = bq * row_w + (bkv * row_w).max(bkv * v4) + bq * v4;
+                let rows = bq * (bkv + 1) + bq * bkv / 4 + 2 * bq;
+                16 * vectors + 4 * rows
             }
             Variant::Mma => 2 * ((bq + bkv) * (head_dim + 8) + bkv * (val_dim + 8)),
             Variant::Cmma => 2 * (bkv * (head_dim + val_dim) + bq * bkv) + 4 * bq * bkv,

@@ -269,7 +269,9 @@ impl AttentionFwdOp {
 
 /// The portable forward's tilings, largest first: the heuristic takes the first that fits
 /// the device, the tuner the first four.
-const PORTABLE_TILINGS: [(u32, u32); 8] = [
+const PORTABLE_TILINGS: [(u32, u32); 10] = [
+    (128, 64),
+    (128, 32),
     (64, 64),
     (64, 32),
     (32, 64),
@@ -311,7 +313,8 @@ impl Op for AttentionFwdOp {
         // SMs, two cubes each), else 64-row cubes; 64-key tiles (32 where D = 256 keeps
         // registers in bounds).
         // Portable: the largest tiles that fit shared memory; 32 KiB (lavapipe, WebGPU)
-        // holds 64x32 at D = 32, 16x16 up to D = 128 and 4x16 at D = 256.
+        // holds 32x64 at D = 32, 32x32 at D = 64, 16x16 up to D = 128 and 4x16 at D = 256;
+        // an H100's 227 KiB, 128x64 (the fastest there, docs/PERF.md) up to D = 128.
         let mut tries = Self::short_query_configs(inv);
         // Warpgroup MMA where it runs the call, from D = 64 (docs/PERF.md): 128x128, two
         // warpgroups taking turns (the tuner's pick on an H100 at D = 128, causal included

@@ -3,12 +3,13 @@
 //!
 //! Each cube owns `block_q` query rows of one (batch, head) and walks the keys `block_kv` at
 //! a time, as a register-tiled matmul does: its `block_q · block_kv / 16` units each compute
-//! a 4 x 4 block of the tile's scores (4 rows by 4 keys, strided by the units across a row)
-//! and then 4 rows of the output by the `Dv` columns of their stride. Q stays in shared
-//! memory for the whole walk, transposed; K is staged transposed and V in rows, through one
-//! buffer; every tile is f32 there. Rows are reduced through shared memory: a unit per
-//! query row keeps its running maximum and sum. Tiles that the causal or window mask hides
-//! entirely are never loaded.
+//! a 4 x 4 block of the tile's scores (4 rows by 4 keys, the keys strided by the units across
+//! a row) and then 4 rows of the output by the columns of their stride. Q stays in shared
+//! memory for the whole walk; K and then V are staged through one buffer; rows of Q, K and V
+//! are read as vectors of 4 f32 (rows of Q and K padded by one vector, so that the units
+//! reading different keys hit different banks). Rows are reduced through shared memory: a
+//! unit per query row keeps its running maximum and sum. Tiles that the causal or window
+//! mask hides entirely are never loaded.
 //!
 //! No per-unit array lives across a barrier: software Vulkan (lavapipe) compiles
 //! `sync_cube()` into coroutines, and arrays kept across one made LLVM take minutes to build
@@ -73,8 +74,12 @@ pub struct PortableScalars {
     pub split_keys: u32,
 }
 
-/// Rows (of the scores and the output) and keys per unit's block of a tile.
+/// Rows (of the scores and the output) and keys per unit's block of a tile, and f32 per
+/// shared-memory vector.
 const MICRO: u32 = 4;
+
+/// Four f32: the shared-memory vector.
+type Quad = Const<4>;
 
 /// The forward kernel. Grid: `(ceil(Sq / block_q), B·H)`, `block_q · block_kv / 16` units.
 #[cube(launch_unchecked)]
@@ -94,13 +99,14 @@ pub fn attention_fwd_portable<F: Float>(
     let bkv = p.block_kv;
     let dk = p.head_dim;
     let dv = p.val_dim;
-    // Units across a row of the tile, and the shape of each unit's block.
+    // Vectors per row of Q and K (padded by one), and of V and O.
+    let d4 = comptime!(p.head_dim.div_ceil(MICRO));
+    let row_w = comptime!(p.head_dim.div_ceil(MICRO) + 1);
+    let v4 = comptime!(p.val_dim.div_ceil(MICRO));
+    // Units across a row of the tile, and the output vectors of each.
     let cols_n = comptime!(p.block_kv / MICRO);
     let units = comptime!(p.block_q * p.block_kv / (MICRO * MICRO));
-    let o_cols = comptime!(p.val_dim.div_ceil(p.block_kv / MICRO));
-    // Padded strides: a column's elements fall in different banks when staged.
-    let q_stride = comptime!(p.block_q + 1);
-    let k_stride = comptime!(p.block_kv + 1);
+    let o_vecs = comptime!(p.val_dim.div_ceil(MICRO).div_ceil(p.block_kv / MICRO));
     let p_stride = comptime!(p.block_kv + 1);
 
     let heads = q.shape(1) as u32;
@@ -131,35 +137,34 @@ pub fn attention_fwd_portable<F: Float>(
     let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
     let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
 
-    let mut q_t = SharedMemory::<f32>::new(comptime!((p.head_dim * (p.block_q + 1)) as usize));
-    let kv_len =
-        comptime!((p.head_dim * (p.block_kv + 1)).max(p.block_kv * p.val_dim) as usize);
-    let mut kv = SharedMemory::<f32>::new(kv_len);
+    let mut q_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_q * row_w) as usize));
+    let kv_len = comptime!((p.block_kv * row_w).max(p.block_kv * v4) as usize);
+    let mut kv = SharedMemory::<Vector<f32, Quad>>::new(kv_len);
+    let mut acc = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_q * v4) as usize));
     let mut probs = SharedMemory::<f32>::new(comptime!((p.block_q * (p.block_kv + 1)) as usize));
-    let mut acc = SharedMemory::<f32>::new(comptime!((p.block_q * p.val_dim) as usize));
     // Per row and unit across it: partial maxima, then partial sums (NaN marks a NaN score).
     let mut part = SharedMemory::<f32>::new(comptime!((p.block_q * p.block_kv / MICRO) as usize));
     // Per row: the running maximum, and the factor the accumulator is rescaled by.
     let mut row_max = SharedMemory::<f32>::new(p.block_q as usize);
     let mut row_scale = SharedMemory::<f32>::new(p.block_q as usize);
 
-    // Q, transposed; rows past the sequence read as zero.
+    // Q; rows past the sequence read as zero.
+    stage_rows::<F>(
+        q,
+        q_base,
+        q_first as i32,
+        seq_q,
+        &mut q_s,
+        0u32,
+        bq,
+        dk,
+        row_w,
+        units,
+        tid,
+    );
     let mut idx = tid;
-    while idx < bq * dk {
-        let r = idx / dk;
-        let d = idx % dk;
-        let mut x = 0.0f32;
-        if q_first + r < seq_q {
-            x = f32::cast_from(
-                q[q_base + (q_first + r) as usize * q.stride(2) + d as usize * q.stride(3)],
-            );
-        }
-        q_t[(d * q_stride + r) as usize] = x;
-        idx += units;
-    }
-    let mut idx = tid;
-    while idx < bq * dv {
-        acc[idx as usize] = 0.0;
+    while idx < bq * v4 {
+        acc[idx as usize] = Vector::new(0.0f32);
         idx += units;
     }
 
@@ -171,21 +176,10 @@ pub fn attention_fwd_portable<F: Float>(
 
     let mut start = kv_lo;
     while start < kv_hi {
-        // Kᵀ: keys past the end read as zero and are masked below.
-        let mut idx = tid;
-        while idx < bkv * dk {
-            let j = idx / dk;
-            let d = idx % dk;
-            let key = start + j as i32;
-            let mut x = 0.0f32;
-            if key < seq_kv as i32 {
-                x = f32::cast_from(
-                    k[k_base + key as usize * k.stride(2) + d as usize * k.stride(3)],
-                );
-            }
-            kv[(d * k_stride + j) as usize] = x;
-            idx += units;
-        }
+        // K: keys past the end read as zero and are masked below.
+        stage_rows::<F>(
+            k, k_base, start, seq_kv, &mut kv, 0u32, bkv, dk, row_w, units, tid,
+        );
         sync_cube();
 
         // This unit's 4 x 4 block of scores: rows row0.., keys tx + c · cols_n.
@@ -194,19 +188,23 @@ pub fn attention_fwd_portable<F: Float>(
         for i in 0..MICRO * MICRO {
             dot[i as usize] = 0.0;
         }
-        for d in 0..dk {
-            let mut qa = Array::<f32>::new(MICRO as usize);
-            let mut ka = Array::<f32>::new(MICRO as usize);
+        for c4 in 0..d4 {
+            let mut qa = Array::<Vector<f32, Quad>>::new(MICRO as usize);
+            let mut ka = Array::<Vector<f32, Quad>>::new(MICRO as usize);
             #[unroll]
             for r in 0..MICRO {
-                qa[r as usize] = q_t[(d * q_stride + row0 + r) as usize];
-                ka[r as usize] = kv[(d * k_stride + tx + r * cols_n) as usize];
+                qa[r as usize] = q_s[((row0 + r) * row_w + c4) as usize];
+                ka[r as usize] = kv[((tx + r * cols_n) * row_w + c4) as usize];
             }
             #[unroll]
             for r in 0..MICRO {
                 #[unroll]
                 for c in 0..MICRO {
-                    dot[(r * MICRO + c) as usize] += qa[r as usize] * ka[c as usize];
+                    #[unroll]
+                    for e in 0..MICRO {
+                        dot[(r * MICRO + c) as usize] +=
+                            qa[r as usize][e as usize] * ka[c as usize][e as usize];
+                    }
                 }
             }
         }
@@ -250,19 +248,10 @@ pub fn attention_fwd_portable<F: Float>(
         }
         sync_cube();
 
-        // V over Kᵀ, while each row's unit folds the partial maxima into its own.
-        let mut idx = tid;
-        while idx < bkv * dv {
-            let key = start + (idx / dv) as i32;
-            let mut x = 0.0f32;
-            if key < seq_kv as i32 {
-                x = f32::cast_from(
-                    v[v_base + key as usize * v.stride(2) + (idx % dv) as usize * v.stride(3)],
-                );
-            }
-            kv[idx as usize] = x;
-            idx += units;
-        }
+        // V over K, while each row's unit folds the partial maxima into its own.
+        stage_rows::<F>(
+            v, v_base, start, seq_kv, &mut kv, 0u32, bkv, dv, v4, units, tid,
+        );
         if tid < bq {
             let mut tile_max = f32::new(NO_MAX);
             for t in 0..cols_n {
@@ -318,10 +307,10 @@ pub fn attention_fwd_portable<F: Float>(
                 l += part[(tid * cols_n + t) as usize];
             }
         }
-        // O = O · scale + P·V over this unit's 4 rows and columns tx + c · cols_n.
-        let mut pv = Array::<f32>::new(comptime!((MICRO * o_cols) as usize));
+        // O = O · scale + P·V over this unit's 4 rows and vectors tx + c · cols_n.
+        let mut pv = Array::<f32>::new(comptime!((MICRO * o_vecs * MICRO) as usize));
         #[unroll]
-        for i in 0..MICRO * o_cols {
+        for i in 0..MICRO * o_vecs * MICRO {
             pv[i as usize] = 0.0;
         }
         for j in 0..bkv {
@@ -331,13 +320,17 @@ pub fn attention_fwd_portable<F: Float>(
                 pa[r as usize] = probs[((row0 + r) * p_stride + j) as usize];
             }
             #[unroll]
-            for c in 0..o_cols {
-                let col = tx + c * cols_n;
-                // Columns past Dv (where cols_n does not divide it) read row j's own start.
-                let vc = kv[(j * dv + select(col < dv, col, 0u32)) as usize];
+            for c in 0..o_vecs {
+                // Vectors past Dv (where cols_n does not divide it) read the row's first.
+                let vc = tx + c * cols_n;
+                let vv = kv[(j * v4 + select(vc < v4, vc, 0u32)) as usize];
                 #[unroll]
                 for r in 0..MICRO {
-                    pv[(r * o_cols + c) as usize] += pa[r as usize] * vc;
+                    #[unroll]
+                    for e in 0..MICRO {
+                        pv[((r * o_vecs + c) * MICRO + e) as usize] +=
+                            pa[r as usize] * vv[e as usize];
+                    }
                 }
             }
         }
@@ -345,15 +338,21 @@ pub fn attention_fwd_portable<F: Float>(
         for r in 0..MICRO {
             let scale = row_scale[(row0 + r) as usize];
             #[unroll]
-            for c in 0..o_cols {
-                let col = tx + c * cols_n;
-                if col < dv {
-                    let at = ((row0 + r) * dv + col) as usize;
-                    acc[at] = acc[at] * scale + pv[(r * o_cols + c) as usize];
+            for c in 0..o_vecs {
+                let vc = tx + c * cols_n;
+                if vc < v4 {
+                    let at = ((row0 + r) * v4 + vc) as usize;
+                    let mut o = acc[at];
+                    #[unroll]
+                    for e in 0..MICRO {
+                        o[e as usize] =
+                            o[e as usize] * scale + pv[((r * o_vecs + c) * MICRO + e) as usize];
+                    }
+                    acc[at] = o;
                 }
             }
         }
-        // The next tile overwrites Kᵀ, V and the probabilities.
+        // The next tile overwrites K, V and the probabilities.
         sync_cube();
         start += bkv as i32;
     }
@@ -388,18 +387,66 @@ pub fn attention_fwd_portable<F: Float>(
     sync_cube();
     let o_base = b as usize * out.stride(0) + h as usize * out.stride(1);
     let mut idx = tid;
-    while idx < bq * dv {
-        let r = idx / dv;
-        let col = idx % dv;
+    while idx < bq * v4 {
+        let r = idx / v4;
+        let c4 = idx % v4;
         if q_first + r < seq_q {
             let inv = row_scale[r as usize];
-            let mut val = acc[idx as usize] * inv;
-            if inv.is_nan() {
-                val = s.nan;
+            let o = acc[idx as usize];
+            let at = o_base + (q_first + r) as usize * out.stride(2);
+            #[unroll]
+            for e in 0..MICRO {
+                let col = c4 * MICRO + e;
+                if col < dv {
+                    let mut val = o[e as usize] * inv;
+                    if inv.is_nan() {
+                        val = s.nan;
+                    }
+                    out[at + col as usize * out.stride(3)] = F::cast_from(val);
+                }
             }
-            out[o_base + (q_first + r) as usize * out.stride(2) + col as usize * out.stride(3)] =
-                F::cast_from(val);
         }
+        idx += units;
+    }
+}
+
+/// Stages `rows` rows of `width` elements of `t` (a `[B, H, S, width]` tensor at `base`),
+/// from row `first`, into `tile` as f32 vectors, `stride` vectors per row from vector `at`;
+/// rows past `seq` and the last vector's elements past `width` read as zero. `units` units
+/// share the copy.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn stage_rows<F: Float>(
+    t: &Tensor<F>,
+    base: usize,
+    first: i32,
+    seq: u32,
+    tile: &mut SharedMemory<Vector<f32, Quad>>,
+    at: u32,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+    #[comptime] stride: u32,
+    #[comptime] units: u32,
+    tid: u32,
+) {
+    let per_row = comptime!(width.div_ceil(MICRO));
+    let mut idx = tid;
+    while idx < rows * per_row {
+        let r = idx / per_row;
+        let c4 = idx % per_row;
+        let row = first + r as i32;
+        let mut x = Vector::<f32, Quad>::new(0.0f32);
+        if row < seq as i32 {
+            let row_at = base + row as usize * t.stride(2);
+            #[unroll]
+            for e in 0..MICRO {
+                let col = c4 * MICRO + e;
+                if col < width {
+                    x[e as usize] = f32::cast_from(t[row_at + col as usize * t.stride(3)]);
+                }
+            }
+        }
+        tile[(at + r * stride + c4) as usize] = x;
         idx += units;
     }
 }
