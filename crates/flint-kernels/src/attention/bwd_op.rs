@@ -115,6 +115,24 @@ impl AttentionBwdOp {
     }
 }
 
+/// The portable backward's tilings (query rows, keys), largest first: the heuristic takes the
+/// first that fits the device, the tuner the first four. 32 KiB (lavapipe, WebGPU) holds
+/// 16x16 up to D = 64, 8x8 at D = 128 and 4x4 at D = 256.
+const PORTABLE_TILINGS: [(u32, u32); 12] = [
+    (64, 64),
+    (64, 32),
+    (32, 64),
+    (32, 32),
+    (32, 16),
+    (16, 32),
+    (16, 16),
+    (16, 8),
+    (8, 16),
+    (8, 8),
+    (4, 8),
+    (4, 4),
+];
+
 impl Op for AttentionBwdOp {
     type Config = AttentionBwdConfig;
 
@@ -128,8 +146,9 @@ impl Op for AttentionBwdOp {
         // an H100 (docs/PERF.md); 5: eight-plane cubes; 6: the fused dQ with its planes as
         // a grid; 7: the fused grid with 128-query tiles up to D = 64; 8: the warpgroup-MMA
         // backward joins the candidates on sm_90; 9: its tiles in 128-byte swizzled rows
-        // (30-38% faster); 10: its causal grids in head groups sharing L2. Re-tune.
-        10
+        // (30-38% faster); 10: its causal grids in head groups sharing L2; 11: the portable
+        // kernels are register-tiled, with new tilings. Re-tune.
+        11
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {
@@ -164,10 +183,7 @@ impl Op for AttentionBwdOp {
             &[(64, 64), (64, 32), (32, 32)]
         };
         tries.extend(Self::configs(Variant::Mma, two_kernel));
-        tries.extend(Self::configs(
-            Variant::Portable,
-            &[(16, 16), (16, 8), (8, 16), (8, 8), (4, 8), (4, 4), (2, 2)],
-        ));
+        tries.extend(Self::configs(Variant::Portable, &PORTABLE_TILINGS));
         tries
             .into_iter()
             .find(|c| self.check(inv, c).is_ok())
@@ -186,10 +202,10 @@ impl Op for AttentionBwdOp {
                 .collect()
         };
         if self.mma_refusal(inv).is_some() {
-            return fitting(Self::configs(
-                Variant::Portable,
-                &[(16, 16), (32, 16), (16, 32), (8, 8)],
-            ));
+            // The four largest portable tilings that fit.
+            let mut all = fitting(Self::configs(Variant::Portable, &PORTABLE_TILINGS));
+            all.truncate(4);
+            return all;
         }
         let mut all = Self::configs(Variant::Mma, &[(64, 32), (64, 64)]);
         all.push(AttentionBwdConfig::new(Variant::Mma, 64, 32).with_planes(8));
@@ -283,9 +299,10 @@ impl Op for AttentionBwdOp {
                         c.planes
                     ));
                 }
+                // Each unit computes 4 x 4 blocks of a tile.
                 for (name, x) in [("block_q", c.block_q), ("block_kv", c.block_kv)] {
-                    if !(x.is_power_of_two() && (1..=64).contains(&x)) {
-                        return Err(format!("{name} {x} is not a power of two in 1..=64"));
+                    if !(x.is_power_of_two() && (4..=64).contains(&x)) {
+                        return Err(format!("{name} {x} is not a power of two in 4..=64"));
                     }
                 }
             }

@@ -210,9 +210,12 @@ impl AttentionBwdConfig {
         let (d, dv) = (head_dim, val_dim);
         match self.variant {
             Variant::Portable => {
-                let dkdv = 2 * bkv * (d + dv) + bq * (d + dv) + 2 * bq;
-                let dq = bq * (2 * d + dv) + bkv * (d + dv);
-                4 * dkdv.max(dq)
+                // Rows in vectors of 4 f32, those read or written by key padded by one.
+                let (kw, vw) = (d.div_ceil(4) + 1, dv.div_ceil(4) + 1);
+                let dkdv = 16 * (2 * bkv + bq) * (kw + vw) + 4 * (2 * bq * (bkv + 1) + 2 * bq);
+                let dq = 16 * ((bq + bkv) * (kw + vw) + bq * d.div_ceil(4))
+                    + 4 * (bq * (bkv + 1) + 2 * bq);
+                dkdv.max(dq)
             }
             Variant::Mma => {
                 let rows = 16 * self.planes as usize;
@@ -248,7 +251,7 @@ impl AttentionBwdConfig {
     /// The most units either kernel runs per cube.
     pub fn units(&self) -> u32 {
         match self.variant {
-            Variant::Portable => self.block_q.max(self.block_kv),
+            Variant::Portable => self.block_q * self.block_kv / 16,
             Variant::Mma | Variant::Cmma => self.planes * 32,
             // Two consumer warpgroups and the producer's.
             Variant::Wgmma => 3 * 128,

@@ -345,7 +345,7 @@ fn launch_with<R: Runtime>(
                         bhkv,
                         1,
                     ),
-                    CubeDim::new_1d(c.block_kv),
+                    CubeDim::new_1d(c.units()),
                     a.q,
                     a.k,
                     a.v,
@@ -368,7 +368,7 @@ fn launch_with<R: Runtime>(
                 attention_bwd_dq::launch_unchecked::<R>(
                     client,
                     dispatch.grid(q_rows.div_ceil(c.block_q), bh, 1),
-                    CubeDim::new_1d(c.block_q),
+                    CubeDim::new_1d(c.units()),
                     a.q,
                     a.k,
                     a.v,

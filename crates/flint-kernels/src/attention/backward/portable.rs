@@ -1,27 +1,34 @@
-//! The portable backward: no plane ops, no cmma, shared memory within 32 KiB.
+//! The portable backward: no plane ops, no cmma, shared memory within 32 KiB where the
+//! tiles are small. It serves f32 everywhere and f16/bf16 where there are no tensor cores.
 //!
 //! Three kernels, as FlashAttention-2's backward:
 //! 1. [`attention_bwd_delta`]: `delta_i = Σ_d dO_id · O_id`, a few units per query row.
-//! 2. [`attention_bwd_dkdv`]: one cube per `block_kv` keys of one (batch, kv head), one unit
-//!    per key. It loops over every query head of the key's group (so GQA needs no atomics)
-//!    and over the query tiles the mask leaves visible, recomputing `P` from the saved LSE.
-//! 3. [`attention_bwd_dq`]: one cube per `block_q` query rows, one unit per row, looping
-//!    over key tiles like the forward.
+//! 2. [`attention_bwd_dkdv`]: one cube per `block_kv` keys of one (batch, kv head). It loops
+//!    over every query head of the key's group (so GQA needs no atomics) and over the query
+//!    tiles the mask leaves visible, recomputing `P` from the saved LSE.
+//! 3. [`attention_bwd_dq`]: one cube per `block_q` query rows, looping over key tiles like
+//!    the forward.
 //!
-//! Accumulators live in shared memory rather than per-unit arrays, for the same reason as in
-//! the portable forward (lavapipe's coroutine lowering of barriers).
+//! Both are register-tiled as the portable forward is (`crate::attention::portable_tiles`):
+//! `block_q · block_kv / 16` units, each computing a 4 x 4 block of a tile's scores and of
+//! `dO·Vᵀ`, then adding blocks of products into accumulators in shared memory (rather than
+//! per-unit arrays, for the same reason as in the forward: lavapipe's coroutine lowering of
+//! barriers).
 
 use cubecl::prelude::*;
 
 use crate::attention::dropout::uniform_cube;
 use crate::attention::forward::{LOG2_E, MASKED_BELOW, PortableScalars};
+use crate::attention::portable_tiles::{
+    BlockShape, MICRO, Quad, accumulate_block, dot_block, stage_vectors,
+};
 
 /// Compile-time shape of one backward kernel instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BwdParams {
-    /// Query rows per tile (dK/dV) or per cube (dQ).
+    /// Query rows per tile (dK/dV) or per cube (dQ), a multiple of 4.
     pub block_q: u32,
-    /// Keys per cube (dK/dV) or per tile (dQ).
+    /// Keys per cube (dK/dV) or per tile (dQ), a multiple of 4.
     pub block_kv: u32,
     /// `D`.
     pub head_dim: u32,
@@ -105,37 +112,6 @@ pub fn attention_bwd_delta<F: Float, N: Size>(
     }
 }
 
-/// The score of query `row` against key `key` (staged rows `qi` of `q_s` and `kj` of
-/// `k_s`), with scale, softcap and bias, and `tanh` of the capped value for the softcap's
-/// derivative. Returns `(score, tanh)`.
-#[cube]
-#[allow(clippy::too_many_arguments)]
-fn score_of(
-    q_s: &SharedMemory<f32>,
-    qi: u32,
-    k_s: &SharedMemory<f32>,
-    kj: u32,
-    bias: &Tensor<f32>,
-    bias_at: usize,
-    s: &PortableScalars,
-    #[comptime] p: BwdParams,
-) -> (f32, f32) {
-    let mut dot = 0.0f32;
-    for d in 0..p.head_dim {
-        dot += q_s[(qi * p.head_dim + d) as usize] * k_s[(kj * p.head_dim + d) as usize];
-    }
-    let mut score = dot * s.scale;
-    let mut t = 0.0f32;
-    if p.has_softcap {
-        t = (score / s.softcap).tanh();
-        score = s.softcap * t;
-    }
-    if p.has_bias {
-        score += bias[bias_at];
-    }
-    (score, t)
-}
-
 /// Whether the causal/window rule shows key `key` to query `row` (`offset = Sk − Sq`).
 #[cube]
 fn visible(row: i32, key: i32, offset: i32, s: &PortableScalars, #[comptime] p: BwdParams) -> bool {
@@ -149,35 +125,150 @@ fn visible(row: i32, key: i32, offset: i32, s: &PortableScalars, #[comptime] p: 
     ok
 }
 
-/// Copies rows `start..start + rows` of one (batch, head) of `src` into `tile` as f32, spread
-/// over `units` units; rows at or past `seq` read as zero.
+/// One score's gradients from its dot products `Q·K` (`dot`) and `dO·V` (`dp_dot`):
+/// `(weight, ds, g, shown)`, where `weight` is P after dropout (what dV takes), `ds` the
+/// gradient of the score after softcap (what the bias gradient is), `g` that of `Q·Kᵀ`
+/// (what dK and dQ take) and `shown` whether the mask and the lengths leave the pair in.
+/// Masked scores have P = 0 and contribute nothing; a NaN score goes on to make the
+/// gradients NaN, as in an unfused attention.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn stage_rows<F: Float>(
-    src: &Tensor<F>,
-    base: usize,
-    start: i32,
-    seq: u32,
-    tile: &mut SharedMemory<f32>,
-    #[comptime] rows: u32,
-    #[comptime] width: u32,
-    #[comptime] units: u32,
-) {
-    let mut idx = UNIT_POS_X;
-    while idx < rows * width {
-        let r = start + (idx / width) as i32;
-        let mut x = 0.0f32;
-        if r >= 0 && r < seq as i32 {
-            x = f32::cast_from(
-                src[base + r as usize * src.stride(2) + (idx % width) as usize * src.stride(3)],
-            );
+fn grads_of(
+    dot: f32,
+    dp_dot: f32,
+    row: i32,
+    key: i32,
+    lse: f32,
+    delta: f32,
+    bh: u32,
+    bias: &Tensor<f32>,
+    bias_at: usize,
+    shown: bool,
+    s: &PortableScalars,
+    #[comptime] p: BwdParams,
+) -> (f32, f32, f32) {
+    let mut weight = 0.0f32;
+    let mut ds = 0.0f32;
+    let mut g = 0.0f32;
+    if shown {
+        let mut score = dot * s.scale;
+        let mut t = 0.0f32;
+        if p.has_softcap {
+            t = (score / s.softcap).tanh();
+            score = s.softcap * t;
         }
-        tile[idx as usize] = x;
+        if p.has_bias {
+            score += bias[bias_at];
+        }
+        if score > MASKED_BELOW || score.is_nan() {
+            let prob = (score - lse).exp();
+            let mut dp = dp_dot;
+            weight = prob;
+            if p.has_dropout {
+                let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
+                let kept = uniform_cube(s.seed, bh, row as u32, key as u32) >= s.dropout_p;
+                weight = select(kept, prob * keep_scale, 0.0f32);
+                dp = select(kept, dp * keep_scale, 0.0f32);
+            }
+            ds = prob * (dp - delta);
+            let mut raw = ds;
+            if p.has_softcap {
+                raw *= 1.0f32 - t * t;
+            }
+            g = raw * s.scale;
+        }
+    }
+    (weight, ds, g)
+}
+
+/// Stages the LSE and delta of rows `first..first + rows` of one (batch, head), zero past
+/// `seq`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn stage_row_stats(
+    lse: &Tensor<f32>,
+    delta: &Tensor<f32>,
+    b: u32,
+    h: u32,
+    first: i32,
+    seq: u32,
+    lse_s: &mut SharedMemory<f32>,
+    delta_s: &mut SharedMemory<f32>,
+    #[comptime] rows: u32,
+    #[comptime] units: u32,
+    tid: u32,
+) {
+    let mut idx = tid;
+    while idx < rows {
+        let row = first + idx as i32;
+        let mut l = 0.0f32;
+        let mut dl = 0.0f32;
+        if row >= 0 && row < seq as i32 {
+            l = lse[b as usize * lse.stride(0)
+                + h as usize * lse.stride(1)
+                + row as usize * lse.stride(2)];
+            dl = delta[b as usize * delta.stride(0)
+                + h as usize * delta.stride(1)
+                + row as usize * delta.stride(2)];
+        }
+        lse_s[idx as usize] = l;
+        delta_s[idx as usize] = dl;
         idx += units;
     }
 }
 
-/// dK and dV. Grid: `(ceil(Sk / block_kv), B·Hkv)`, `block_kv` units.
+/// Writes `rows` rows of a shared-memory accumulator (`stride` vectors per row) from row
+/// `first` of `t` (a `[B, H, S, width]` tensor at `base`), rows past `seq` left out.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn write_rows<F: Float>(
+    acc: &SharedMemory<Vector<f32, Quad>>,
+    t: &mut Tensor<F>,
+    base: usize,
+    first: u32,
+    seq: u32,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+    #[comptime] stride: u32,
+    #[comptime] units: u32,
+    tid: u32,
+) {
+    let per_row = comptime!(width.div_ceil(MICRO));
+    let mut idx = tid;
+    while idx < rows * per_row {
+        let r = idx / per_row;
+        let c4 = idx % per_row;
+        if first + r < seq {
+            let o = acc[(r * stride + c4) as usize];
+            let at = base + (first + r) as usize * t.stride(2);
+            #[unroll]
+            for e in 0..MICRO {
+                let col = c4 * MICRO + e;
+                if col < width {
+                    t[at + col as usize * t.stride(3)] = F::cast_from(o[e as usize]);
+                }
+            }
+        }
+        idx += units;
+    }
+}
+
+/// Sets `len` vectors of `acc` to zero.
+#[cube]
+fn zero_vectors(
+    acc: &mut SharedMemory<Vector<f32, Quad>>,
+    #[comptime] len: u32,
+    #[comptime] units: u32,
+    tid: u32,
+) {
+    let mut idx = tid;
+    while idx < len {
+        acc[idx as usize] = Vector::new(0.0f32);
+        idx += units;
+    }
+}
+
+/// dK and dV. Grid: `(ceil(Sk / block_kv), B·Hkv)`, `block_q · block_kv / 16` units.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn attention_bwd_dkdv<F: Float>(
@@ -195,21 +286,33 @@ pub fn attention_bwd_dkdv<F: Float>(
     #[comptime] p: BwdParams,
     #[define(F)] _dtype: StorageType,
 ) {
+    let bq = p.block_q;
+    let bkv = p.block_kv;
+    let d4 = comptime!(p.head_dim.div_ceil(MICRO));
+    let v4 = comptime!(p.val_dim.div_ceil(MICRO));
+    // Rows read by key are padded by one vector; so are the accumulators' (written by key).
+    let kw = comptime!(p.head_dim.div_ceil(MICRO) + 1);
+    let vw = comptime!(p.val_dim.div_ceil(MICRO) + 1);
+    let cols_n = comptime!(p.block_kv / MICRO);
+    let units = comptime!(p.block_q * p.block_kv / (MICRO * MICRO));
+    let t_stride = comptime!(p.block_kv + 1);
+
     let kv_heads = k.shape(1) as u32;
     let heads = q.shape(1) as u32;
     let seq_q = q.shape(2) as u32;
     let seq_kv = k.shape(2) as u32;
     let b = CUBE_POS_Y / kv_heads;
     let kvh = CUBE_POS_Y % kv_heads;
-    let k_first = CUBE_POS_X * p.block_kv;
-    let unit = UNIT_POS_X;
-    let key = k_first + unit;
-    let key_ok = key < seq_kv;
+    let k_first = CUBE_POS_X * bkv;
+    let tid = UNIT_POS_X;
+    let tx = tid % cols_n;
+    let ty = tid / cols_n;
+    let row0 = ty * MICRO;
     let offset = seq_kv as i32 - seq_q as i32;
 
     // Queries that can see any key of this block: i >= j - offset - right and
     // i <= j - offset + left.
-    let k_last = min(k_first + p.block_kv, seq_kv) as i32 - 1;
+    let k_last = min(k_first + bkv, seq_kv) as i32 - 1;
     let mut q_lo = 0i32;
     let mut q_hi = seq_q as i32;
     if p.has_right {
@@ -219,151 +322,158 @@ pub fn attention_bwd_dkdv<F: Float>(
         q_hi = min(q_hi, k_last - offset + s.left as i32 + 1);
     }
 
-    let mut k_s = SharedMemory::<f32>::new((p.block_kv * p.head_dim) as usize);
-    let mut v_s = SharedMemory::<f32>::new((p.block_kv * p.val_dim) as usize);
-    let mut q_s = SharedMemory::<f32>::new((p.block_q * p.head_dim) as usize);
-    let mut do_s = SharedMemory::<f32>::new((p.block_q * p.val_dim) as usize);
+    let mut k_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_kv * kw) as usize));
+    let mut v_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_kv * vw) as usize));
+    let mut q_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_q * kw) as usize));
+    let mut do_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_q * vw) as usize));
+    let mut dk_acc = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_kv * kw) as usize));
+    let mut dv_acc = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_kv * vw) as usize));
+    // The tile's P (after dropout) and dS (scaled), by query row.
+    let mut p_s = SharedMemory::<f32>::new(comptime!((p.block_q * (p.block_kv + 1)) as usize));
+    let mut ds_s = SharedMemory::<f32>::new(comptime!((p.block_q * (p.block_kv + 1)) as usize));
     let mut lse_s = SharedMemory::<f32>::new(p.block_q as usize);
     let mut delta_s = SharedMemory::<f32>::new(p.block_q as usize);
-    let mut dk_acc = SharedMemory::<f32>::new((p.block_kv * p.head_dim) as usize);
-    let mut dv_acc = SharedMemory::<f32>::new((p.block_kv * p.val_dim) as usize);
 
     let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
     let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
-    stage_rows::<F>(
+    stage_vectors::<F>(
         k,
         k_base,
         k_first as i32,
         seq_kv,
         &mut k_s,
-        p.block_kv,
+        bkv,
         p.head_dim,
-        p.block_kv,
+        kw,
+        units,
+        tid,
     );
-    stage_rows::<F>(
+    stage_vectors::<F>(
         v,
         v_base,
         k_first as i32,
         seq_kv,
         &mut v_s,
-        p.block_kv,
+        bkv,
         p.val_dim,
-        p.block_kv,
+        vw,
+        units,
+        tid,
     );
-    for d in 0..p.head_dim {
-        dk_acc[(unit * p.head_dim + d) as usize] = 0.0;
-    }
-    for d in 0..p.val_dim {
-        dv_acc[(unit * p.val_dim + d) as usize] = 0.0;
-    }
-    let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
+    zero_vectors(&mut dk_acc, comptime!(p.block_kv * kw), units, tid);
+    zero_vectors(&mut dv_acc, comptime!(p.block_kv * vw), units, tid);
+    // dV += Pᵀ·dO and dK += dSᵀ·Q: this unit's 4 keys tx + r · cols_n by the vectors of its
+    // stride ty + c · (block_q / 4), summed over the tile's query rows.
+    let dv_shape = comptime!(BlockShape {
+        w_step: p.block_kv / MICRO,
+        j_step: p.block_kv + 1,
+        count: p.block_q,
+        m_stride: p.val_dim.div_ceil(MICRO) + 1,
+        vec_step: p.block_q / MICRO,
+        vectors: p.val_dim.div_ceil(MICRO),
+        acc_step: p.block_kv / MICRO,
+        acc_stride: p.val_dim.div_ceil(MICRO) + 1,
+        rescale: false,
+    });
+    let dk_shape = comptime!(BlockShape {
+        m_stride: p.head_dim.div_ceil(MICRO) + 1,
+        vectors: p.head_dim.div_ceil(MICRO),
+        acc_stride: p.head_dim.div_ceil(MICRO) + 1,
+        ..dv_shape
+    });
 
     for g in 0..s.group {
         let h = kvh * s.group + g;
         let bh = b * heads + h;
         let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
         let do_base = b as usize * dout.stride(0) + h as usize * dout.stride(1);
+        let bias_bh = b as usize * s.bias_stride_b as usize + h as usize * s.bias_stride_h as usize;
         let mut start = q_lo;
         while start < q_hi {
             sync_cube();
-            stage_rows::<F>(
-                q, q_base, start, seq_q, &mut q_s, p.block_q, p.head_dim, p.block_kv,
+            stage_vectors::<F>(
+                q, q_base, start, seq_q, &mut q_s, bq, p.head_dim, kw, units, tid,
             );
-            stage_rows::<F>(
-                dout, do_base, start, seq_q, &mut do_s, p.block_q, p.val_dim, p.block_kv,
+            stage_vectors::<F>(
+                dout, do_base, start, seq_q, &mut do_s, bq, p.val_dim, vw, units, tid,
             );
-            let mut idx = unit;
-            while idx < p.block_q {
-                let row = start + idx as i32;
-                let mut l = 0.0f32;
-                let mut dl = 0.0f32;
-                if row < seq_q as i32 {
-                    let at = b as usize * lse.stride(0)
-                        + h as usize * lse.stride(1)
-                        + row as usize * lse.stride(2);
-                    l = lse[at];
-                    dl = delta[b as usize * delta.stride(0)
-                        + h as usize * delta.stride(1)
-                        + row as usize * delta.stride(2)];
-                }
-                lse_s[idx as usize] = l;
-                delta_s[idx as usize] = dl;
-                idx += p.block_kv;
-            }
+            stage_row_stats(
+                lse,
+                delta,
+                b,
+                h,
+                start,
+                seq_q,
+                &mut lse_s,
+                &mut delta_s,
+                bq,
+                units,
+                tid,
+            );
             sync_cube();
 
-            if key_ok {
-                for i in 0..p.block_q {
-                    let row = start + i as i32;
-                    if row < q_hi && visible(row, key as i32, offset, s, p) {
-                        let bias_at = b as usize * s.bias_stride_b as usize
-                            + h as usize * s.bias_stride_h as usize
-                            + row as usize * bias.stride(2)
-                            + key as usize * bias.stride(3);
-                        let (score, t) = score_of(&q_s, i, &k_s, unit, bias, bias_at, s, p);
-                        // Masked scores have P = 0 and contribute nothing, not even to dbias; a NaN score
-                        // goes on to make the gradients NaN, as in an unfused attention.
-                        let mut ds = 0.0f32;
-                        if score > MASKED_BELOW || score.is_nan() {
-                            let prob = (score - lse_s[i as usize]).exp();
-                            let mut dp = 0.0f32;
-                            for d in 0..p.val_dim {
-                                dp += do_s[(i * p.val_dim + d) as usize]
-                                    * v_s[(unit * p.val_dim + d) as usize];
-                            }
-                            let mut weight = prob;
-                            if p.has_dropout {
-                                let u = uniform_cube(s.seed, bh, row as u32, key);
-                                let kept = u >= s.dropout_p;
-                                weight = select(kept, prob * keep_scale, 0.0f32);
-                                dp = select(kept, dp * keep_scale, 0.0f32);
-                            }
-                            for d in 0..p.val_dim {
-                                dv_acc[(unit * p.val_dim + d) as usize] +=
-                                    weight * do_s[(i * p.val_dim + d) as usize];
-                            }
-                            ds = prob * (dp - delta_s[i as usize]);
-                            let mut ds_raw = ds;
-                            if p.has_softcap {
-                                ds_raw *= 1.0f32 - t * t;
-                            }
-                            let g_scaled = ds_raw * s.scale;
-                            for d in 0..p.head_dim {
-                                dk_acc[(unit * p.head_dim + d) as usize] +=
-                                    g_scaled * q_s[(i * p.head_dim + d) as usize];
-                            }
-                        }
-                        if p.has_dbias {
-                            // By strides: a fresh device buffer may have padded rows.
-                            dbias[b as usize * dbias.stride(0)
-                                + h as usize * dbias.stride(1)
-                                + row as usize * dbias.stride(2)
-                                + key as usize * dbias.stride(3)] = ds;
-                        }
+            let mut dot = Array::<f32>::new(comptime!((MICRO * MICRO) as usize));
+            let mut dp = Array::<f32>::new(comptime!((MICRO * MICRO) as usize));
+            dot_block(&q_s, row0, &k_s, tx, cols_n, d4, kw, &mut dot);
+            dot_block(&do_s, row0, &v_s, tx, cols_n, v4, vw, &mut dp);
+            #[unroll]
+            for r in 0..MICRO {
+                let row = start + (row0 + r) as i32;
+                #[unroll]
+                for c in 0..MICRO {
+                    let col = tx + c * cols_n;
+                    let key = (k_first + col) as i32;
+                    let shown =
+                        row < q_hi && key < seq_kv as i32 && visible(row, key, offset, s, p);
+                    let bias_at =
+                        bias_bh + row as usize * bias.stride(2) + key as usize * bias.stride(3);
+                    let at = r * MICRO;
+                    let (weight, ds, grad) = grads_of(
+                        dot[(at + c) as usize],
+                        dp[(at + c) as usize],
+                        row,
+                        key,
+                        lse_s[(row0 + r) as usize],
+                        delta_s[(row0 + r) as usize],
+                        bh,
+                        bias,
+                        bias_at,
+                        shown,
+                        s,
+                        p,
+                    );
+                    let t_at = ((row0 + r) * t_stride + col) as usize;
+                    p_s[t_at] = weight;
+                    ds_s[t_at] = grad;
+                    if p.has_dbias && shown {
+                        // By strides: a fresh device buffer may have padded rows.
+                        dbias[b as usize * dbias.stride(0)
+                            + h as usize * dbias.stride(1)
+                            + row as usize * dbias.stride(2)
+                            + key as usize * dbias.stride(3)] = ds;
                     }
                 }
             }
-            start += p.block_q as i32;
-        }
-    }
+            sync_cube();
 
-    if key_ok {
-        let dk_base =
-            b as usize * dk.stride(0) + kvh as usize * dk.stride(1) + key as usize * dk.stride(2);
-        for d in 0..p.head_dim {
-            dk[dk_base + d as usize * dk.stride(3)] =
-                F::cast_from(dk_acc[(unit * p.head_dim + d) as usize]);
-        }
-        let dv_base =
-            b as usize * dv.stride(0) + kvh as usize * dv.stride(1) + key as usize * dv.stride(2);
-        for d in 0..p.val_dim {
-            dv[dv_base + d as usize * dv.stride(3)] =
-                F::cast_from(dv_acc[(unit * p.val_dim + d) as usize]);
+            accumulate_block(&p_s, tx, &do_s, ty, &mut dv_acc, tx, &lse_s, 0u32, dv_shape);
+            accumulate_block(&ds_s, tx, &q_s, ty, &mut dk_acc, tx, &lse_s, 0u32, dk_shape);
+            start += bq as i32;
         }
     }
+    sync_cube();
+
+    let dk_base = b as usize * dk.stride(0) + kvh as usize * dk.stride(1);
+    write_rows::<F>(
+        &dk_acc, dk, dk_base, k_first, seq_kv, bkv, p.head_dim, kw, units, tid,
+    );
+    let dv_base = b as usize * dv.stride(0) + kvh as usize * dv.stride(1);
+    write_rows::<F>(
+        &dv_acc, dv, dv_base, k_first, seq_kv, bkv, p.val_dim, vw, units, tid,
+    );
 }
 
-/// dQ. Grid: `(ceil(Sq / block_q), B·H)`, `block_q` units.
+/// dQ. Grid: `(ceil(Sq / block_q), B·H)`, `block_q · block_kv / 16` units.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn attention_bwd_dq<F: Float>(
@@ -379,6 +489,16 @@ pub fn attention_bwd_dq<F: Float>(
     #[comptime] p: BwdParams,
     #[define(F)] _dtype: StorageType,
 ) {
+    let bq = p.block_q;
+    let bkv = p.block_kv;
+    let d4 = comptime!(p.head_dim.div_ceil(MICRO));
+    let v4 = comptime!(p.val_dim.div_ceil(MICRO));
+    let kw = comptime!(p.head_dim.div_ceil(MICRO) + 1);
+    let vw = comptime!(p.val_dim.div_ceil(MICRO) + 1);
+    let cols_n = comptime!(p.block_kv / MICRO);
+    let units = comptime!(p.block_q * p.block_kv / (MICRO * MICRO));
+    let t_stride = comptime!(p.block_kv + 1);
+
     let heads = q.shape(1) as u32;
     let seq_q = q.shape(2) as u32;
     let seq_kv = k.shape(2) as u32;
@@ -386,13 +506,13 @@ pub fn attention_bwd_dq<F: Float>(
     let b = bh / heads;
     let h = bh % heads;
     let kvh = h / s.group;
-    let q_first = CUBE_POS_X * p.block_q;
-    let unit = UNIT_POS_X;
-    let row = q_first + unit;
-    let row_ok = row < seq_q;
+    let q_first = CUBE_POS_X * bq;
+    let tid = UNIT_POS_X;
+    let tx = tid % cols_n;
+    let row0 = (tid / cols_n) * MICRO;
     let offset = seq_kv as i32 - seq_q as i32;
 
-    let q_last = min(q_first + p.block_q, seq_q) as i32 - 1;
+    let q_last = min(q_first + bq, seq_q) as i32 - 1;
     let mut kv_lo = 0i32;
     let mut kv_hi = seq_kv as i32;
     if p.has_left {
@@ -402,103 +522,132 @@ pub fn attention_bwd_dq<F: Float>(
         kv_hi = min(kv_hi, q_last + offset + s.right as i32 + 1);
     }
 
-    let mut q_s = SharedMemory::<f32>::new((p.block_q * p.head_dim) as usize);
-    let mut do_s = SharedMemory::<f32>::new((p.block_q * p.val_dim) as usize);
-    let mut dq_acc = SharedMemory::<f32>::new((p.block_q * p.head_dim) as usize);
-    let mut k_s = SharedMemory::<f32>::new((p.block_kv * p.head_dim) as usize);
-    let mut v_s = SharedMemory::<f32>::new((p.block_kv * p.val_dim) as usize);
+    let mut q_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_q * kw) as usize));
+    let mut do_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_q * vw) as usize));
+    let mut k_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_kv * kw) as usize));
+    let mut v_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_kv * vw) as usize));
+    let mut dq_acc = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_q * d4) as usize));
+    let mut ds_s = SharedMemory::<f32>::new(comptime!((p.block_q * (p.block_kv + 1)) as usize));
+    let mut lse_s = SharedMemory::<f32>::new(p.block_q as usize);
+    let mut delta_s = SharedMemory::<f32>::new(p.block_q as usize);
 
     let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
     let do_base = b as usize * dout.stride(0) + h as usize * dout.stride(1);
-    stage_rows::<F>(
+    stage_vectors::<F>(
         q,
         q_base,
         q_first as i32,
         seq_q,
         &mut q_s,
-        p.block_q,
+        bq,
         p.head_dim,
-        p.block_q,
+        kw,
+        units,
+        tid,
     );
-    stage_rows::<F>(
+    stage_vectors::<F>(
         dout,
         do_base,
         q_first as i32,
         seq_q,
         &mut do_s,
-        p.block_q,
+        bq,
         p.val_dim,
-        p.block_q,
+        vw,
+        units,
+        tid,
     );
-    for d in 0..p.head_dim {
-        dq_acc[(unit * p.head_dim + d) as usize] = 0.0;
-    }
-    let mut l = 0.0f32;
-    let mut dl = 0.0f32;
-    if row_ok {
-        l = lse[b as usize * lse.stride(0)
-            + h as usize * lse.stride(1)
-            + row as usize * lse.stride(2)];
-        dl = delta[b as usize * delta.stride(0)
-            + h as usize * delta.stride(1)
-            + row as usize * delta.stride(2)];
-    }
-    let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
+    stage_row_stats(
+        lse,
+        delta,
+        b,
+        h,
+        q_first as i32,
+        seq_q,
+        &mut lse_s,
+        &mut delta_s,
+        bq,
+        units,
+        tid,
+    );
+    zero_vectors(&mut dq_acc, comptime!(p.block_q * d4), units, tid);
     let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
     let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
+    let bias_bh = b as usize * s.bias_stride_b as usize + h as usize * s.bias_stride_h as usize;
+    // dQ += dS·K: this unit's 4 rows by the vectors of its stride tx + c · cols_n.
+    let dq_shape = comptime!(BlockShape {
+        w_step: p.block_kv + 1,
+        j_step: 1,
+        count: p.block_kv,
+        m_stride: p.head_dim.div_ceil(MICRO) + 1,
+        vec_step: p.block_kv / MICRO,
+        vectors: p.head_dim.div_ceil(MICRO),
+        acc_step: 1,
+        acc_stride: p.head_dim.div_ceil(MICRO),
+        rescale: false,
+    });
 
     let mut start = kv_lo;
     while start < kv_hi {
         sync_cube();
-        stage_rows::<F>(
-            k, k_base, start, seq_kv, &mut k_s, p.block_kv, p.head_dim, p.block_q,
+        stage_vectors::<F>(
+            k, k_base, start, seq_kv, &mut k_s, bkv, p.head_dim, kw, units, tid,
         );
-        stage_rows::<F>(
-            v, v_base, start, seq_kv, &mut v_s, p.block_kv, p.val_dim, p.block_q,
+        stage_vectors::<F>(
+            v, v_base, start, seq_kv, &mut v_s, bkv, p.val_dim, vw, units, tid,
         );
         sync_cube();
-        if row_ok {
-            for j in 0..p.block_kv {
-                let key = start + j as i32;
-                if key < kv_hi && visible(row as i32, key, offset, s, p) {
-                    let bias_at = b as usize * s.bias_stride_b as usize
-                        + h as usize * s.bias_stride_h as usize
-                        + row as usize * bias.stride(2)
-                        + key as usize * bias.stride(3);
-                    let (score, t) = score_of(&q_s, unit, &k_s, j, bias, bias_at, s, p);
-                    if score > MASKED_BELOW || score.is_nan() {
-                        let prob = (score - l).exp();
-                        let mut dp = 0.0f32;
-                        for d in 0..p.val_dim {
-                            dp += do_s[(unit * p.val_dim + d) as usize]
-                                * v_s[(j * p.val_dim + d) as usize];
-                        }
-                        if p.has_dropout {
-                            let u = uniform_cube(s.seed, bh, row, key as u32);
-                            dp = select(u >= s.dropout_p, dp * keep_scale, 0.0f32);
-                        }
-                        let mut ds = prob * (dp - dl);
-                        if p.has_softcap {
-                            ds *= 1.0f32 - t * t;
-                        }
-                        let g_scaled = ds * s.scale;
-                        for d in 0..p.head_dim {
-                            dq_acc[(unit * p.head_dim + d) as usize] +=
-                                g_scaled * k_s[(j * p.head_dim + d) as usize];
-                        }
-                    }
-                }
+
+        let mut dot = Array::<f32>::new(comptime!((MICRO * MICRO) as usize));
+        let mut dp = Array::<f32>::new(comptime!((MICRO * MICRO) as usize));
+        dot_block(&q_s, row0, &k_s, tx, cols_n, d4, kw, &mut dot);
+        dot_block(&do_s, row0, &v_s, tx, cols_n, v4, vw, &mut dp);
+        #[unroll]
+        for r in 0..MICRO {
+            let row = (q_first + row0 + r) as i32;
+            #[unroll]
+            for c in 0..MICRO {
+                let col = tx + c * cols_n;
+                let key = start + col as i32;
+                let shown = row < seq_q as i32 && key < kv_hi && visible(row, key, offset, s, p);
+                let bias_at =
+                    bias_bh + row as usize * bias.stride(2) + key as usize * bias.stride(3);
+                let at = r * MICRO;
+                let (_weight, _ds, grad) = grads_of(
+                    dot[(at + c) as usize],
+                    dp[(at + c) as usize],
+                    row,
+                    key,
+                    lse_s[(row0 + r) as usize],
+                    delta_s[(row0 + r) as usize],
+                    bh,
+                    bias,
+                    bias_at,
+                    shown,
+                    s,
+                    p,
+                );
+                ds_s[((row0 + r) * t_stride + col) as usize] = grad;
             }
         }
-        start += p.block_kv as i32;
+        sync_cube();
+        accumulate_block(
+            &ds_s,
+            row0 * t_stride,
+            &k_s,
+            tx,
+            &mut dq_acc,
+            row0,
+            &lse_s,
+            0u32,
+            dq_shape,
+        );
+        start += bkv as i32;
     }
+    sync_cube();
 
-    if row_ok {
-        let base =
-            b as usize * dq.stride(0) + h as usize * dq.stride(1) + row as usize * dq.stride(2);
-        for d in 0..p.head_dim {
-            dq[base + d as usize * dq.stride(3)] =
-                F::cast_from(dq_acc[(unit * p.head_dim + d) as usize]);
-        }
-    }
+    let dq_base = b as usize * dq.stride(0) + h as usize * dq.stride(1);
+    write_rows::<F>(
+        &dq_acc, dq, dq_base, q_first, seq_q, bq, p.head_dim, d4, units, tid,
+    );
 }

@@ -20,6 +20,9 @@ use cubecl::prelude::*;
 
 use super::{MASKED_BELOW, NO_MAX};
 use crate::attention::dropout::uniform_cube;
+use crate::attention::portable_tiles::{
+    BlockShape, MICRO, Quad, accumulate_block, dot_block, stage_vectors,
+};
 
 /// Compile-time shape of one kernel instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -74,13 +77,6 @@ pub struct PortableScalars {
     pub split_keys: u32,
 }
 
-/// Rows (of the scores and the output) and keys per unit's block of a tile, and f32 per
-/// shared-memory vector.
-const MICRO: u32 = 4;
-
-/// Four f32: the shared-memory vector.
-type Quad = Const<4>;
-
 /// The forward kernel. Grid: `(ceil(Sq / block_q), B·H)`, `block_q · block_kv / 16` units.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
@@ -106,7 +102,6 @@ pub fn attention_fwd_portable<F: Float>(
     // Units across a row of the tile, and the output vectors of each.
     let cols_n = comptime!(p.block_kv / MICRO);
     let units = comptime!(p.block_q * p.block_kv / (MICRO * MICRO));
-    let o_vecs = comptime!(p.val_dim.div_ceil(MICRO).div_ceil(p.block_kv / MICRO));
     let p_stride = comptime!(p.block_kv + 1);
 
     let heads = q.shape(1) as u32;
@@ -149,13 +144,12 @@ pub fn attention_fwd_portable<F: Float>(
     let mut row_scale = SharedMemory::<f32>::new(p.block_q as usize);
 
     // Q; rows past the sequence read as zero.
-    stage_rows::<F>(
+    stage_vectors::<F>(
         q,
         q_base,
         q_first as i32,
         seq_q,
         &mut q_s,
-        0u32,
         bq,
         dk,
         row_w,
@@ -177,37 +171,14 @@ pub fn attention_fwd_portable<F: Float>(
     let mut start = kv_lo;
     while start < kv_hi {
         // K: keys past the end read as zero and are masked below.
-        stage_rows::<F>(
-            k, k_base, start, seq_kv, &mut kv, 0u32, bkv, dk, row_w, units, tid,
+        stage_vectors::<F>(
+            k, k_base, start, seq_kv, &mut kv, bkv, dk, row_w, units, tid,
         );
         sync_cube();
 
         // This unit's 4 x 4 block of scores: rows row0.., keys tx + c · cols_n.
         let mut dot = Array::<f32>::new(comptime!((MICRO * MICRO) as usize));
-        #[unroll]
-        for i in 0..MICRO * MICRO {
-            dot[i as usize] = 0.0;
-        }
-        for c4 in 0..d4 {
-            let mut qa = Array::<Vector<f32, Quad>>::new(MICRO as usize);
-            let mut ka = Array::<Vector<f32, Quad>>::new(MICRO as usize);
-            #[unroll]
-            for r in 0..MICRO {
-                qa[r as usize] = q_s[((row0 + r) * row_w + c4) as usize];
-                ka[r as usize] = kv[((tx + r * cols_n) * row_w + c4) as usize];
-            }
-            #[unroll]
-            for r in 0..MICRO {
-                #[unroll]
-                for c in 0..MICRO {
-                    #[unroll]
-                    for e in 0..MICRO {
-                        dot[(r * MICRO + c) as usize] +=
-                            qa[r as usize][e as usize] * ka[c as usize][e as usize];
-                    }
-                }
-            }
-        }
+        dot_block(&q_s, row0, &kv, tx, cols_n, d4, row_w, &mut dot);
         #[unroll]
         for r in 0..MICRO {
             let row = q_first + row0 + r;
@@ -249,9 +220,7 @@ pub fn attention_fwd_portable<F: Float>(
         sync_cube();
 
         // V over K, while each row's unit folds the partial maxima into its own.
-        stage_rows::<F>(
-            v, v_base, start, seq_kv, &mut kv, 0u32, bkv, dv, v4, units, tid,
-        );
+        stage_vectors::<F>(v, v_base, start, seq_kv, &mut kv, bkv, dv, v4, units, tid);
         if tid < bq {
             let mut tile_max = f32::new(NO_MAX);
             for t in 0..cols_n {
@@ -308,50 +277,28 @@ pub fn attention_fwd_portable<F: Float>(
             }
         }
         // O = O · scale + P·V over this unit's 4 rows and vectors tx + c · cols_n.
-        let mut pv = Array::<f32>::new(comptime!((MICRO * o_vecs * MICRO) as usize));
-        #[unroll]
-        for i in 0..MICRO * o_vecs * MICRO {
-            pv[i as usize] = 0.0;
-        }
-        for j in 0..bkv {
-            let mut pa = Array::<f32>::new(MICRO as usize);
-            #[unroll]
-            for r in 0..MICRO {
-                pa[r as usize] = probs[((row0 + r) * p_stride + j) as usize];
-            }
-            #[unroll]
-            for c in 0..o_vecs {
-                // Vectors past Dv (where cols_n does not divide it) read the row's first.
-                let vc = tx + c * cols_n;
-                let vv = kv[(j * v4 + select(vc < v4, vc, 0u32)) as usize];
-                #[unroll]
-                for r in 0..MICRO {
-                    #[unroll]
-                    for e in 0..MICRO {
-                        pv[((r * o_vecs + c) * MICRO + e) as usize] +=
-                            pa[r as usize] * vv[e as usize];
-                    }
-                }
-            }
-        }
-        #[unroll]
-        for r in 0..MICRO {
-            let scale = row_scale[(row0 + r) as usize];
-            #[unroll]
-            for c in 0..o_vecs {
-                let vc = tx + c * cols_n;
-                if vc < v4 {
-                    let at = ((row0 + r) * v4 + vc) as usize;
-                    let mut o = acc[at];
-                    #[unroll]
-                    for e in 0..MICRO {
-                        o[e as usize] =
-                            o[e as usize] * scale + pv[((r * o_vecs + c) * MICRO + e) as usize];
-                    }
-                    acc[at] = o;
-                }
-            }
-        }
+        let pv = comptime!(BlockShape {
+            w_step: p_stride,
+            j_step: 1,
+            count: p.block_kv,
+            m_stride: v4,
+            vec_step: cols_n,
+            vectors: v4,
+            acc_step: 1,
+            acc_stride: v4,
+            rescale: true,
+        });
+        accumulate_block(
+            &probs,
+            row0 * p_stride,
+            &kv,
+            tx,
+            &mut acc,
+            row0,
+            &row_scale,
+            row0,
+            pv,
+        );
         // The next tile overwrites K, V and the probabilities.
         sync_cube();
         start += bkv as i32;
@@ -406,47 +353,6 @@ pub fn attention_fwd_portable<F: Float>(
                 }
             }
         }
-        idx += units;
-    }
-}
-
-/// Stages `rows` rows of `width` elements of `t` (a `[B, H, S, width]` tensor at `base`),
-/// from row `first`, into `tile` as f32 vectors, `stride` vectors per row from vector `at`;
-/// rows past `seq` and the last vector's elements past `width` read as zero. `units` units
-/// share the copy.
-#[cube]
-#[allow(clippy::too_many_arguments)]
-fn stage_rows<F: Float>(
-    t: &Tensor<F>,
-    base: usize,
-    first: i32,
-    seq: u32,
-    tile: &mut SharedMemory<Vector<f32, Quad>>,
-    at: u32,
-    #[comptime] rows: u32,
-    #[comptime] width: u32,
-    #[comptime] stride: u32,
-    #[comptime] units: u32,
-    tid: u32,
-) {
-    let per_row = comptime!(width.div_ceil(MICRO));
-    let mut idx = tid;
-    while idx < rows * per_row {
-        let r = idx / per_row;
-        let c4 = idx % per_row;
-        let row = first + r as i32;
-        let mut x = Vector::<f32, Quad>::new(0.0f32);
-        if row < seq as i32 {
-            let row_at = base + row as usize * t.stride(2);
-            #[unroll]
-            for e in 0..MICRO {
-                let col = c4 * MICRO + e;
-                if col < width {
-                    x[e as usize] = f32::cast_from(t[row_at + col as usize * t.stride(3)]);
-                }
-            }
-        }
-        tile[(at + r * stride + c4) as usize] = x;
         idx += units;
     }
 }

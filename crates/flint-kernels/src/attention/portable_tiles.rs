@@ -1,0 +1,188 @@
+//! The register-tiled pieces the portable forward and backward share: staging rows as f32
+//! vectors, a unit's 4 x 4 block of dot products, and adding a block of products into a
+//! shared-memory accumulator.
+//!
+//! A cube's units form a grid over a tile of `rows x keys`: unit `tid` takes rows
+//! `4 · (tid / cols_n) ..+ 4` and keys `tid % cols_n + c · cols_n` for `c < 4`, where
+//! `cols_n = keys / 4`, so that adjacent units read adjacent keys. Rows of the operands are
+//! vectors of 4 f32; those read by key are padded by one vector, so that adjacent units
+//! reading adjacent keys hit different banks.
+
+use cubecl::prelude::*;
+
+/// Rows (and keys) per unit's block of a tile, and f32 per shared-memory vector.
+pub(crate) const MICRO: u32 = 4;
+
+/// Four f32: the shared-memory vector.
+pub(crate) type Quad = Const<4>;
+
+/// Stages `rows` rows of `width` elements of `t` (a `[B, H, S, width]` tensor at `base`),
+/// from row `first`, into `tile` as f32 vectors, `stride` vectors per row; rows outside
+/// `0..seq` and the last vector's elements past `width` read as zero. `units` units share
+/// the copy.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn stage_vectors<F: Float>(
+    t: &Tensor<F>,
+    base: usize,
+    first: i32,
+    seq: u32,
+    tile: &mut SharedMemory<Vector<f32, Quad>>,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+    #[comptime] stride: u32,
+    #[comptime] units: u32,
+    tid: u32,
+) {
+    let per_row = comptime!(width.div_ceil(MICRO));
+    let mut idx = tid;
+    while idx < rows * per_row {
+        let r = idx / per_row;
+        let c4 = idx % per_row;
+        let row = first + r as i32;
+        let mut x = Vector::<f32, Quad>::new(0.0f32);
+        if row >= 0 && row < seq as i32 {
+            let row_at = base + row as usize * t.stride(2);
+            #[unroll]
+            for e in 0..MICRO {
+                let col = c4 * MICRO + e;
+                if col < width {
+                    x[e as usize] = f32::cast_from(t[row_at + col as usize * t.stride(3)]);
+                }
+            }
+        }
+        tile[(r * stride + c4) as usize] = x;
+        idx += units;
+    }
+}
+
+/// `dot[4 r + c] = Σ a[row0 + r] · b[key0 + c · key_step]` over the rows' `vectors`
+/// vectors (both operands `stride` vectors per row).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn dot_block(
+    a: &SharedMemory<Vector<f32, Quad>>,
+    row0: u32,
+    b: &SharedMemory<Vector<f32, Quad>>,
+    key0: u32,
+    #[comptime] key_step: u32,
+    #[comptime] vectors: u32,
+    #[comptime] stride: u32,
+    dot: &mut Array<f32>,
+) {
+    #[unroll]
+    for i in 0..MICRO * MICRO {
+        dot[i as usize] = 0.0;
+    }
+    for c4 in 0..vectors {
+        let mut qa = Array::<Vector<f32, Quad>>::new(MICRO as usize);
+        let mut ka = Array::<Vector<f32, Quad>>::new(MICRO as usize);
+        #[unroll]
+        for r in 0..MICRO {
+            qa[r as usize] = a[((row0 + r) * stride + c4) as usize];
+            ka[r as usize] = b[((key0 + r * key_step) * stride + c4) as usize];
+        }
+        #[unroll]
+        for r in 0..MICRO {
+            #[unroll]
+            for c in 0..MICRO {
+                #[unroll]
+                for e in 0..MICRO {
+                    dot[(r * MICRO + c) as usize] +=
+                        qa[r as usize][e as usize] * ka[c as usize][e as usize];
+                }
+            }
+        }
+    }
+}
+
+/// Where a block's weights, operand and accumulator lie (see [`accumulate_block`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct BlockShape {
+    /// Step between the block's 4 rows in the weights.
+    pub w_step: u32,
+    /// Step between the weights of consecutive `j`.
+    pub j_step: u32,
+    /// Terms `j` of each sum.
+    pub count: u32,
+    /// Vectors per row of the operand.
+    pub m_stride: u32,
+    /// Step between a unit's vectors.
+    pub vec_step: u32,
+    /// Vectors of a row of the result.
+    pub vectors: u32,
+    /// Step between the block's 4 rows in the accumulator (in its rows).
+    pub acc_step: u32,
+    /// Vectors per row of the accumulator.
+    pub acc_stride: u32,
+    /// Rescale each accumulator row by `scale[scale0 + r]` before adding.
+    pub rescale: bool,
+}
+
+/// For the unit's 4 rows `r` and its vectors `vec = vec0 + c · vec_step` (`vec < vectors`):
+/// `acc[acc0 + r · acc_step][vec] (· scale) += Σ_j w[w0 + r · w_step + j · j_step] · m[j][vec]`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn accumulate_block(
+    w: &SharedMemory<f32>,
+    w0: u32,
+    m: &SharedMemory<Vector<f32, Quad>>,
+    vec0: u32,
+    acc: &mut SharedMemory<Vector<f32, Quad>>,
+    acc0: u32,
+    scale: &SharedMemory<f32>,
+    scale0: u32,
+    #[comptime] g: BlockShape,
+) {
+    let n_vecs = comptime!(g.vectors.div_ceil(g.vec_step));
+    let mut sum = Array::<f32>::new(comptime!((MICRO * n_vecs * MICRO) as usize));
+    #[unroll]
+    for i in 0..MICRO * n_vecs * MICRO {
+        sum[i as usize] = 0.0;
+    }
+    for j in 0..g.count {
+        let mut wa = Array::<f32>::new(MICRO as usize);
+        #[unroll]
+        for r in 0..MICRO {
+            wa[r as usize] = w[(w0 + r * g.w_step + j * g.j_step) as usize];
+        }
+        #[unroll]
+        for c in 0..n_vecs {
+            // Vectors past the row (where the step does not divide it) read its first.
+            let vc = vec0 + c * g.vec_step;
+            let mv = m[(j * g.m_stride + select(vc < g.vectors, vc, 0u32)) as usize];
+            #[unroll]
+            for r in 0..MICRO {
+                #[unroll]
+                for e in 0..MICRO {
+                    sum[((r * n_vecs + c) * MICRO + e) as usize] += wa[r as usize] * mv[e as usize];
+                }
+            }
+        }
+    }
+    #[unroll]
+    for r in 0..MICRO {
+        let mut factor = 1.0f32;
+        if comptime!(g.rescale) {
+            factor = scale[(scale0 + r) as usize];
+        }
+        #[unroll]
+        for c in 0..n_vecs {
+            let vc = vec0 + c * g.vec_step;
+            if vc < g.vectors {
+                let at = ((acc0 + r * g.acc_step) * g.acc_stride + vc) as usize;
+                let mut o = acc[at];
+                #[unroll]
+                for e in 0..MICRO {
+                    let add = sum[((r * n_vecs + c) * MICRO + e) as usize];
+                    if comptime!(g.rescale) {
+                        o[e as usize] = o[e as usize] * factor + add;
+                    } else {
+                        o[e as usize] += add;
+                    }
+                }
+                acc[at] = o;
+            }
+        }
+    }
+}
