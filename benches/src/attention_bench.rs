@@ -398,6 +398,7 @@ fn bwd_op() -> flint_kernels::attention::AttentionBwdOp {
         cmma_16x16x16: Vec::new(),
         atomic_add_f32x2: false,
         wgmma: false,
+        arrays_across_barriers: false,
     })
 }
 

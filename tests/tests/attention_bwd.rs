@@ -404,28 +404,55 @@ fn gpu_bwd_op() -> flint::kernels::attention::AttentionBwdOp {
 
 /// Central finite differences of `sum(out ∘ dout)` through the fused forward agree with the
 /// fused backward's gradient, coordinate by coordinate, at a tiny size with causal masking,
-/// softcap and a bias, for the selector's choice and for every portable tiling forced.
+/// softcap and a bias, for the selector's choice and for every portable tiling forced (with
+/// the accumulators in registers too, where the device allows them).
 #[test]
 fn gradients_match_finite_differences_on_gpu() {
     use flint::{AttentionBwdConfig, Overlay, Variant, overlay};
     let op = gpu_bwd_op();
-    let forced = [
-        None,
-        Some((16, 16)),
-        Some((32, 16)),
-        Some((16, 32)),
-        Some((8, 8)),
-    ];
-    for tiles in forced {
-        let _guard = tiles.map(|(block_q, block_kv)| {
-            let c = AttentionBwdConfig::new(Variant::Portable, block_q, block_kv);
-            overlay(Overlay::new().set(&op, c).strict())
-        });
-        finite_differences(tiles);
+    let mut forced: Vec<Option<AttentionBwdConfig>> = vec![None];
+    let tilings = [(16, 16), (32, 16), (16, 32), (8, 8)];
+    forced.extend(
+        tilings
+            .iter()
+            .map(|&(bq, bkv)| Some(AttentionBwdConfig::new(Variant::Portable, bq, bkv))),
+    );
+    if gpu_limits().arrays_across_barriers {
+        forced.extend(tilings.iter().map(|&(bq, bkv)| {
+            Some(AttentionBwdConfig::new(Variant::Portable, bq, bkv).with_registers())
+        }));
+    } else {
+        eprintln!("SKIPPED (registers): this device loses arrays across barriers (wgpu)");
+    }
+    for config in forced {
+        let _guard = config.map(|c| overlay(Overlay::new().set(&op, c).strict()));
+        finite_differences(config);
     }
 }
 
-fn finite_differences(tiles: Option<(u32, u32)>) {
+/// The portable backward with its gradient accumulators in registers, forced at tilings from
+/// 128x32 to 32x16 on every f32 case (the selector takes it for f32 on CUDA and ROCm).
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA: on wgpu the portable accumulators stay in shared memory (run with \
+              --features cuda)"
+)]
+fn register_accumulator_gradients_match_reference_on_gpu() {
+    use flint::{AttentionBwdConfig, Overlay, Variant, overlay};
+    let op = gpu_bwd_op();
+    let device = gpu();
+    for (bq, bkv) in [(128, 32), (64, 64), (32, 32), (32, 16)] {
+        let c = AttentionBwdConfig::new(Variant::Portable, bq, bkv).with_registers();
+        let _guard = overlay(Overlay::new().set(&op, c).strict());
+        for (name, case) in cases() {
+            eprintln!("registers {bq}x{bkv}: {name}");
+            check_bwd::<Autodiff<crate::attention_fwd::Gpu>>(&case, &device, 21);
+        }
+    }
+}
+
+fn finite_differences(tiles: Option<flint::AttentionBwdConfig>) {
     type G = Autodiff<crate::attention_fwd::Gpu>;
     let device = gpu();
     let mut case = Case::new(1, 2, 1, 5, 7, 32);

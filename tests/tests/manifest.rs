@@ -57,6 +57,7 @@ fn the_tuning_space_covers_every_candidate_and_heuristic() {
         cmma_16x16x16: cmma.clone(),
         atomic_add_f32x2: false,
         wgmma: false,
+        arrays_across_barriers: false,
     };
     let inv = |op: &str, d: usize, seq_q: usize, dtype: &str| {
         let sig = Signature::new()

@@ -35,6 +35,7 @@ fn main() {
         cmma_16x16x16: vec!["f16", "bf16"],
         atomic_add_f32x2: false,
         wgmma: false,
+        arrays_across_barriers: false,
     });
     let dir = tempfile::tempdir().expect("a temporary directory");
     let config = ScaleConfig {

@@ -33,6 +33,10 @@ pub struct DeviceLimits {
     /// Whether the device runs Hopper's warpgroup MMA (`wgmma`): CUDA at compute capability
     /// 9.x, which CubeCL compiles for `sm_90a` (later architectures dropped the instruction).
     pub wgmma: bool,
+    /// Whether a unit's arrays keep their values across a cube barrier, so that kernels may
+    /// hold accumulators in registers through a loop of barriers: CUDA and ROCm. False on
+    /// wgpu, where lavapipe's coroutine lowering of barriers loses them.
+    pub arrays_across_barriers: bool,
 }
 
 impl DeviceLimits {
@@ -58,6 +62,7 @@ impl DeviceLimits {
                     .contains(cubecl::ir::features::AtomicUsage::Add)
             },
             wgmma: wgmma_device(client),
+            arrays_across_barriers: matches!(R::name(client), "cuda" | "hip"),
         }
     }
 }
@@ -136,6 +141,7 @@ impl DeviceLimits {
             // Absent from fingerprints of older releases: assume the narrower device.
             atomic_add_f32x2: flag("f32x2_add").unwrap_or(false),
             wgmma: flag("wgmma").unwrap_or(false),
+            arrays_across_barriers: flag("live_arrays").unwrap_or(false),
         })
     }
 }
@@ -177,7 +183,7 @@ pub fn fingerprint<R: Runtime>(client: &ComputeClient<R>, device: &R::Device) ->
     let (name, compute, driver) =
         native.unwrap_or_else(|| (format!("{device:?}"), String::new(), "unknown".into()));
     let compute = format!(
-        "{compute} smem={} units={} vec={} plane={}..{} plane_ops={} cmma={} mma={:?} f32x2_add={} cmma16={:?} wgmma={} sms={:?}",
+        "{compute} smem={} units={} vec={} plane={}..{} plane_ops={} cmma={} mma={:?} f32x2_add={} cmma16={:?} wgmma={} live_arrays={} sms={:?}",
         limits.shared_memory,
         limits.max_units_per_cube,
         limits.max_vector_size,
@@ -189,6 +195,7 @@ pub fn fingerprint<R: Runtime>(client: &ComputeClient<R>, device: &R::Device) ->
         limits.atomic_add_f32x2,
         limits.cmma_16x16x16,
         limits.wgmma,
+        limits.arrays_across_barriers,
         client.properties().hardware.num_streaming_multiprocessors,
     );
     let fp = DeviceFingerprint::new(runtime, name, compute.trim(), driver);

@@ -109,6 +109,18 @@ impl AttentionBwdOp {
         sig.size("seq_q").is_ok_and(|x| x >= 128) && sig.size("seq_kv").is_ok_and(|x| x >= 128)
     }
 
+    /// The portable tilings, largest first: with the accumulators in registers where the
+    /// device keeps arrays across barriers, then in shared memory.
+    fn portable_configs(&self) -> Vec<AttentionBwdConfig> {
+        let shared = Self::configs(Variant::Portable, &PORTABLE_TILINGS);
+        let mut all = Vec::new();
+        if self.limits.arrays_across_barriers {
+            all.extend(shared.iter().map(|c| c.with_registers()));
+        }
+        all.extend(shared);
+        all
+    }
+
     /// The warpgroup-MMA backward (two kernels of 128 rows per cube).
     pub(crate) fn wgmma() -> AttentionBwdConfig {
         AttentionBwdConfig::new(Variant::Wgmma, 128, 128)
@@ -116,9 +128,11 @@ impl AttentionBwdOp {
 }
 
 /// The portable backward's tilings (query rows, keys), largest first: the heuristic takes the
-/// first that fits the device, the tuner the first four. 32 KiB (lavapipe, WebGPU) holds
+/// first that fits the device, the tuner the first four (with the accumulators in registers
+/// where the device allows, then two in shared memory). 32 KiB (lavapipe, WebGPU) holds
 /// 16x16 up to D = 64, 8x8 at D = 128 and 4x4 at D = 256.
-const PORTABLE_TILINGS: [(u32, u32); 12] = [
+const PORTABLE_TILINGS: [(u32, u32); 13] = [
+    (128, 32),
     (64, 64),
     (64, 32),
     (32, 64),
@@ -147,8 +161,9 @@ impl Op for AttentionBwdOp {
         // a grid; 7: the fused grid with 128-query tiles up to D = 64; 8: the warpgroup-MMA
         // backward joins the candidates on sm_90; 9: its tiles in 128-byte swizzled rows
         // (30-38% faster); 10: its causal grids in head groups sharing L2; 11: the portable
-        // kernels are register-tiled, with new tilings. Re-tune.
-        11
+        // kernels are register-tiled, with new tilings; 12: their accumulators in
+        // registers on CUDA and ROCm, and 128x32. Re-tune.
+        12
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {
@@ -183,7 +198,7 @@ impl Op for AttentionBwdOp {
             &[(64, 64), (64, 32), (32, 32)]
         };
         tries.extend(Self::configs(Variant::Mma, two_kernel));
-        tries.extend(Self::configs(Variant::Portable, &PORTABLE_TILINGS));
+        tries.extend(self.portable_configs());
         tries
             .into_iter()
             .find(|c| self.check(inv, c).is_ok())
@@ -202,10 +217,16 @@ impl Op for AttentionBwdOp {
                 .collect()
         };
         if self.mma_refusal(inv).is_some() {
-            // The four largest portable tilings that fit.
-            let mut all = fitting(Self::configs(Variant::Portable, &PORTABLE_TILINGS));
-            all.truncate(4);
-            return all;
+            // The four largest portable tilings that fit with the accumulators in registers
+            // (where the device keeps arrays across barriers), then the two largest with
+            // them in shared memory.
+            let mut regs = fitting(self.portable_configs());
+            regs.retain(|c| c.registers);
+            regs.truncate(4);
+            let mut shared = fitting(Self::configs(Variant::Portable, &PORTABLE_TILINGS));
+            shared.truncate(if regs.is_empty() { 4 } else { 2 });
+            regs.extend(shared);
+            return regs;
         }
         let mut all = Self::configs(Variant::Mma, &[(64, 32), (64, 64)]);
         all.push(AttentionBwdConfig::new(Variant::Mma, 64, 32).with_planes(8));
@@ -268,6 +289,9 @@ impl Op for AttentionBwdOp {
                 }
             }
         }
+        if c.registers && c.variant != Variant::Portable {
+            return Err("registers applies to the portable variant only".into());
+        }
         match c.variant {
             Variant::Cmma => {
                 return Err(
@@ -301,8 +325,31 @@ impl Op for AttentionBwdOp {
                 }
                 // Each unit computes 4 x 4 blocks of a tile.
                 for (name, x) in [("block_q", c.block_q), ("block_kv", c.block_kv)] {
-                    if !(x.is_power_of_two() && (4..=64).contains(&x)) {
-                        return Err(format!("{name} {x} is not a power of two in 4..=64"));
+                    if !(x.is_power_of_two() && (4..=128).contains(&x)) {
+                        return Err(format!("{name} {x} is not a power of two in 4..=128"));
+                    }
+                }
+                if c.registers {
+                    if !self.limits.arrays_across_barriers {
+                        return Err("registers needs a device whose arrays survive a cube \
+                                    barrier (CUDA, ROCm)"
+                            .into());
+                    }
+                    // Per unit, in f32: dK and dV keep 16 per 4 of the tile's query rows
+                    // that share a row's vectors; dQ the same by the tile's keys.
+                    let share = |dim: usize, across: u32| {
+                        16 * dim.div_ceil(4).div_ceil(across as usize / 4)
+                    };
+                    let (dkdv, dq) = (
+                        share(d, c.block_q) + share(dv, c.block_q),
+                        share(d, c.block_kv),
+                    );
+                    if dkdv.max(dq) > 128 {
+                        return Err(format!(
+                            "registers with block_q {} / block_kv {} and head dims {d}/{dv} \
+                             would spill registers",
+                            c.block_q, c.block_kv
+                        ));
                     }
                 }
             }
@@ -367,6 +414,7 @@ mod tests {
             cmma_16x16x16: vec!["f16", "bf16"],
             atomic_add_f32x2: atomics,
             wgmma: false,
+            arrays_across_barriers: false,
         })
     }
 
@@ -618,6 +666,7 @@ mod tests {
     fn the_warpgroup_backward_joins_where_it_runs() {
         let hopper = AttentionBwdOp::new(DeviceLimits {
             wgmma: true,
+            arrays_across_barriers: true,
             ..h100(true).limits
         });
         let wgmma = AttentionBwdOp::wgmma();

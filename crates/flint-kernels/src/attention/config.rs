@@ -158,6 +158,13 @@ pub struct AttentionBwdConfig {
     /// False when absent from a stored config.
     #[serde(default)]
     pub grid: bool,
+    /// Portable only: the gradient accumulators (dK, dV; dQ) live in each unit's registers
+    /// rather than in shared memory, which frees two fifths of the dK/dV kernel's shared
+    /// memory for larger tiles. Needs a device whose per-unit arrays survive a cube barrier
+    /// ([`crate::DeviceLimits::arrays_across_barriers`]). False when absent from a stored
+    /// config.
+    #[serde(default)]
+    pub registers: bool,
 }
 
 fn mma_planes() -> u32 {
@@ -174,6 +181,16 @@ impl AttentionBwdConfig {
             fused_dq: false,
             planes: MMA_PLANES,
             grid: false,
+            registers: false,
+        }
+    }
+
+    /// The same tiling with its accumulators in registers (portable only, see
+    /// [`Self::registers`]).
+    pub fn with_registers(self) -> Self {
+        Self {
+            registers: true,
+            ..self
         }
     }
 
@@ -212,9 +229,16 @@ impl AttentionBwdConfig {
             Variant::Portable => {
                 // Rows in vectors of 4 f32, those read or written by key padded by one.
                 let (kw, vw) = (d.div_ceil(4) + 1, dv.div_ceil(4) + 1);
-                let dkdv = 16 * (2 * bkv + bq) * (kw + vw) + 4 * (2 * bq * (bkv + 1) + 2 * bq);
-                let dq = 16 * ((bq + bkv) * (kw + vw) + bq * d.div_ceil(4))
-                    + 4 * (bq * (bkv + 1) + 2 * bq);
+                // Accumulators in registers keep one vector each in shared memory.
+                let (acc_rows, dq_acc) = if self.registers {
+                    (0, 1)
+                } else {
+                    (bkv, bq * d.div_ceil(4))
+                };
+                let dkdv = 16
+                    * ((bkv + acc_rows + bq) * (kw + vw) + 2 * usize::from(self.registers))
+                    + 4 * (2 * bq * (bkv + 1) + 2 * bq);
+                let dq = 16 * ((bq + bkv) * (kw + vw) + dq_acc) + 4 * (bq * (bkv + 1) + 2 * bq);
                 dkdv.max(dq)
             }
             Variant::Mma => {

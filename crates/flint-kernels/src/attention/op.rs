@@ -508,6 +508,7 @@ mod tests {
             cmma_16x16x16: vec!["f16", "bf16"],
             atomic_add_f32x2: false,
             wgmma: false,
+            arrays_across_barriers: false,
         })
     }
 
@@ -608,6 +609,7 @@ mod tests {
             cmma_16x16x16: vec!["f16"],
             atomic_add_f32x2: false,
             wgmma: false,
+            arrays_across_barriers: false,
         })
     }
 
@@ -758,6 +760,7 @@ mod tests {
     fn warpgroup_mma_joins_where_it_runs() {
         let hopper = AttentionFwdOp::new(DeviceLimits {
             wgmma: true,
+            arrays_across_barriers: true,
             ..h100().limits
         });
         let wg = |bq, bkv| AttentionFwdConfig::new(Variant::Wgmma, bq, bkv);

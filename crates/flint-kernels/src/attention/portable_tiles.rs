@@ -119,27 +119,20 @@ pub(crate) struct BlockShape {
     pub rescale: bool,
 }
 
-/// For the unit's 4 rows `r` and its vectors `vec = vec0 + c · vec_step` (`vec < vectors`):
-/// `acc[acc0 + r · acc_step][vec] (· scale) += Σ_j w[w0 + r · w_step + j · j_step] · m[j][vec]`.
+/// The unit's share of a block of products: for its 4 rows `r` and its vectors
+/// `vec = vec0 + c · vec_step` (`vec < vectors`),
+/// `sum[(r · n_vecs + c) · 4 + e] += Σ_j w[w0 + r · w_step + j · j_step] · m[j][vec][e]`,
+/// where `n_vecs = ceil(vectors / vec_step)`.
 #[cube]
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn accumulate_block(
+pub(crate) fn add_block_products(
     w: &SharedMemory<f32>,
     w0: u32,
     m: &SharedMemory<Vector<f32, Quad>>,
     vec0: u32,
-    acc: &mut SharedMemory<Vector<f32, Quad>>,
-    acc0: u32,
-    scale: &SharedMemory<f32>,
-    scale0: u32,
+    sum: &mut Array<f32>,
     #[comptime] g: BlockShape,
 ) {
     let n_vecs = comptime!(g.vectors.div_ceil(g.vec_step));
-    let mut sum = Array::<f32>::new(comptime!((MICRO * n_vecs * MICRO) as usize));
-    #[unroll]
-    for i in 0..MICRO * n_vecs * MICRO {
-        sum[i as usize] = 0.0;
-    }
     for j in 0..g.count {
         let mut wa = Array::<f32>::new(MICRO as usize);
         #[unroll]
@@ -160,6 +153,41 @@ pub(crate) fn accumulate_block(
             }
         }
     }
+}
+
+/// Sets the `len` elements of `a` to zero.
+#[cube]
+pub(crate) fn zero_array(a: &mut Array<f32>, #[comptime] len: u32) {
+    #[unroll]
+    for i in 0..len {
+        a[i as usize] = 0.0;
+    }
+}
+
+/// Elements of a unit's share of a block (see [`add_block_products`]).
+pub(crate) fn block_len(g: BlockShape) -> u32 {
+    MICRO * g.vectors.div_ceil(g.vec_step) * MICRO
+}
+
+/// For the unit's 4 rows `r` and its vectors `vec = vec0 + c · vec_step` (`vec < vectors`):
+/// `acc[acc0 + r · acc_step][vec] (· scale) += Σ_j w[w0 + r · w_step + j · j_step] · m[j][vec]`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn accumulate_block(
+    w: &SharedMemory<f32>,
+    w0: u32,
+    m: &SharedMemory<Vector<f32, Quad>>,
+    vec0: u32,
+    acc: &mut SharedMemory<Vector<f32, Quad>>,
+    acc0: u32,
+    scale: &SharedMemory<f32>,
+    scale0: u32,
+    #[comptime] g: BlockShape,
+) {
+    let n_vecs = comptime!(g.vectors.div_ceil(g.vec_step));
+    let mut sum = Array::<f32>::new(comptime!(block_len(g) as usize));
+    zero_array(&mut sum, comptime!(block_len(g)));
+    add_block_products(w, w0, m, vec0, &mut sum, g);
     #[unroll]
     for r in 0..MICRO {
         let mut factor = 1.0f32;
@@ -182,6 +210,44 @@ pub(crate) fn accumulate_block(
                     }
                 }
                 acc[at] = o;
+            }
+        }
+    }
+}
+
+/// Writes a unit's share of a block held in registers (see [`add_block_products`]): its 4
+/// rows `first + row0 + r · acc_step` (those below `seq`) of `t`, a `[B, H, S, width]`
+/// tensor at `base`, at the vectors `vec0 + c · vec_step`.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn write_block<F: Float>(
+    sum: &Array<f32>,
+    t: &mut Tensor<F>,
+    base: usize,
+    first: u32,
+    seq: u32,
+    row0: u32,
+    vec0: u32,
+    #[comptime] width: u32,
+    #[comptime] g: BlockShape,
+) {
+    let n_vecs = comptime!(g.vectors.div_ceil(g.vec_step));
+    #[unroll]
+    for r in 0..MICRO {
+        let row = first + row0 + r * g.acc_step;
+        if row < seq {
+            let at = base + row as usize * t.stride(2);
+            #[unroll]
+            for c in 0..n_vecs {
+                let vc = vec0 + c * g.vec_step;
+                #[unroll]
+                for e in 0..MICRO {
+                    let col = vc * MICRO + e;
+                    if vc < g.vectors && col < width {
+                        t[at + col as usize * t.stride(3)] =
+                            F::cast_from(sum[((r * n_vecs + c) * MICRO + e) as usize]);
+                    }
+                }
             }
         }
     }

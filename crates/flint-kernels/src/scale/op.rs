@@ -137,6 +137,7 @@ mod tests {
             cmma_16x16x16: Vec::new(),
             atomic_add_f32x2: false,
             wgmma: false,
+            arrays_across_barriers: false,
         }
     }
 

@@ -212,6 +212,7 @@ fn launch_with<R: Runtime>(
         has_dbias: dbias,
         has_softcap: problem.softcap.is_some(),
         has_dropout: problem.dropout.is_some(),
+        reg_acc: c.registers,
     };
     // delta = rowsum(dO ∘ O) and lse2 = lse · log2 e: memory-bound, one kernel for every
     // variant.

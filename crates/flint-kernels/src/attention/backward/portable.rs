@@ -11,16 +11,17 @@
 //!
 //! Both are register-tiled as the portable forward is (`crate::attention::portable_tiles`):
 //! `block_q · block_kv / 16` units, each computing a 4 x 4 block of a tile's scores and of
-//! `dO·Vᵀ`, then adding blocks of products into accumulators in shared memory (rather than
-//! per-unit arrays, for the same reason as in the forward: lavapipe's coroutine lowering of
-//! barriers).
+//! `dO·Vᵀ`, then adding blocks of products into its accumulators: per-unit arrays where the
+//! device keeps them across barriers ([`BwdParams::reg_acc`]), else shared memory (as in the
+//! forward, for lavapipe's coroutine lowering of barriers).
 
 use cubecl::prelude::*;
 
 use crate::attention::dropout::uniform_cube;
 use crate::attention::forward::{LOG2_E, MASKED_BELOW, PortableScalars};
 use crate::attention::portable_tiles::{
-    BlockShape, MICRO, Quad, accumulate_block, dot_block, stage_vectors,
+    BlockShape, MICRO, Quad, accumulate_block, add_block_products, block_len, dot_block,
+    stage_vectors, write_block, zero_array,
 };
 
 /// Compile-time shape of one backward kernel instance.
@@ -46,6 +47,9 @@ pub struct BwdParams {
     pub has_softcap: bool,
     /// Dropout is applied.
     pub has_dropout: bool,
+    /// The gradient accumulators (dK, dV; dQ) live in each unit's registers rather than in
+    /// shared memory: only where per-unit arrays survive a cube barrier (not lavapipe).
+    pub reg_acc: bool,
 }
 
 /// `delta[b, h, i] = Σ_d dO[b, h, i, d] · O[b, h, i, d]` in f32. Cube `(lanes, rows)`: the
@@ -326,8 +330,11 @@ pub fn attention_bwd_dkdv<F: Float>(
     let mut v_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_kv * vw) as usize));
     let mut q_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_q * kw) as usize));
     let mut do_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_q * vw) as usize));
-    let mut dk_acc = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_kv * kw) as usize));
-    let mut dv_acc = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_kv * vw) as usize));
+    // With the accumulators in registers, their shared memory shrinks to one vector.
+    let dk_len = comptime!(if p.reg_acc { 1 } else { p.block_kv * kw });
+    let dv_len = comptime!(if p.reg_acc { 1 } else { p.block_kv * vw });
+    let mut dk_acc = SharedMemory::<Vector<f32, Quad>>::new(dk_len as usize);
+    let mut dv_acc = SharedMemory::<Vector<f32, Quad>>::new(dv_len as usize);
     // The tile's P (after dropout) and dS (scaled), by query row.
     let mut p_s = SharedMemory::<f32>::new(comptime!((p.block_q * (p.block_kv + 1)) as usize));
     let mut ds_s = SharedMemory::<f32>::new(comptime!((p.block_q * (p.block_kv + 1)) as usize));
@@ -360,8 +367,8 @@ pub fn attention_bwd_dkdv<F: Float>(
         units,
         tid,
     );
-    zero_vectors(&mut dk_acc, comptime!(p.block_kv * kw), units, tid);
-    zero_vectors(&mut dv_acc, comptime!(p.block_kv * vw), units, tid);
+    zero_vectors(&mut dk_acc, dk_len, units, tid);
+    zero_vectors(&mut dv_acc, dv_len, units, tid);
     // dV += Pᵀ·dO and dK += dSᵀ·Q: this unit's 4 keys tx + r · cols_n by the vectors of its
     // stride ty + c · (block_q / 4), summed over the tile's query rows.
     let dv_shape = comptime!(BlockShape {
@@ -381,6 +388,12 @@ pub fn attention_bwd_dkdv<F: Float>(
         acc_stride: p.head_dim.div_ceil(MICRO) + 1,
         ..dv_shape
     });
+    let dk_regs = comptime!(if p.reg_acc { block_len(dk_shape) } else { 1 });
+    let dv_regs = comptime!(if p.reg_acc { block_len(dv_shape) } else { 1 });
+    let mut dk_r = Array::<f32>::new(dk_regs as usize);
+    let mut dv_r = Array::<f32>::new(dv_regs as usize);
+    zero_array(&mut dk_r, dk_regs);
+    zero_array(&mut dv_r, dv_regs);
 
     for g in 0..s.group {
         let h = kvh * s.group + g;
@@ -456,21 +469,35 @@ pub fn attention_bwd_dkdv<F: Float>(
             }
             sync_cube();
 
-            accumulate_block(&p_s, tx, &do_s, ty, &mut dv_acc, tx, &lse_s, 0u32, dv_shape);
-            accumulate_block(&ds_s, tx, &q_s, ty, &mut dk_acc, tx, &lse_s, 0u32, dk_shape);
+            if comptime!(p.reg_acc) {
+                add_block_products(&p_s, tx, &do_s, ty, &mut dv_r, dv_shape);
+                add_block_products(&ds_s, tx, &q_s, ty, &mut dk_r, dk_shape);
+            } else {
+                accumulate_block(&p_s, tx, &do_s, ty, &mut dv_acc, tx, &lse_s, 0u32, dv_shape);
+                accumulate_block(&ds_s, tx, &q_s, ty, &mut dk_acc, tx, &lse_s, 0u32, dk_shape);
+            }
             start += bq as i32;
         }
     }
-    sync_cube();
 
     let dk_base = b as usize * dk.stride(0) + kvh as usize * dk.stride(1);
-    write_rows::<F>(
-        &dk_acc, dk, dk_base, k_first, seq_kv, bkv, p.head_dim, kw, units, tid,
-    );
     let dv_base = b as usize * dv.stride(0) + kvh as usize * dv.stride(1);
-    write_rows::<F>(
-        &dv_acc, dv, dv_base, k_first, seq_kv, bkv, p.val_dim, vw, units, tid,
-    );
+    if comptime!(p.reg_acc) {
+        write_block::<F>(
+            &dk_r, dk, dk_base, k_first, seq_kv, tx, ty, p.head_dim, dk_shape,
+        );
+        write_block::<F>(
+            &dv_r, dv, dv_base, k_first, seq_kv, tx, ty, p.val_dim, dv_shape,
+        );
+    } else {
+        sync_cube();
+        write_rows::<F>(
+            &dk_acc, dk, dk_base, k_first, seq_kv, bkv, p.head_dim, kw, units, tid,
+        );
+        write_rows::<F>(
+            &dv_acc, dv, dv_base, k_first, seq_kv, bkv, p.val_dim, vw, units, tid,
+        );
+    }
 }
 
 /// dQ. Grid: `(ceil(Sq / block_q), B·H)`, `block_q · block_kv / 16` units.
@@ -526,7 +553,8 @@ pub fn attention_bwd_dq<F: Float>(
     let mut do_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_q * vw) as usize));
     let mut k_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_kv * kw) as usize));
     let mut v_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_kv * vw) as usize));
-    let mut dq_acc = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_q * d4) as usize));
+    let dq_len = comptime!(if p.reg_acc { 1 } else { p.block_q * d4 });
+    let mut dq_acc = SharedMemory::<Vector<f32, Quad>>::new(dq_len as usize);
     let mut ds_s = SharedMemory::<f32>::new(comptime!((p.block_q * (p.block_kv + 1)) as usize));
     let mut lse_s = SharedMemory::<f32>::new(p.block_q as usize);
     let mut delta_s = SharedMemory::<f32>::new(p.block_q as usize);
@@ -570,7 +598,7 @@ pub fn attention_bwd_dq<F: Float>(
         units,
         tid,
     );
-    zero_vectors(&mut dq_acc, comptime!(p.block_q * d4), units, tid);
+    zero_vectors(&mut dq_acc, dq_len, units, tid);
     let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
     let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
     let bias_bh = b as usize * s.bias_stride_b as usize + h as usize * s.bias_stride_h as usize;
@@ -586,6 +614,9 @@ pub fn attention_bwd_dq<F: Float>(
         acc_stride: p.head_dim.div_ceil(MICRO),
         rescale: false,
     });
+    let dq_regs = comptime!(if p.reg_acc { block_len(dq_shape) } else { 1 });
+    let mut dq_r = Array::<f32>::new(dq_regs as usize);
+    zero_array(&mut dq_r, dq_regs);
 
     let mut start = kv_lo;
     while start < kv_hi {
@@ -631,23 +662,33 @@ pub fn attention_bwd_dq<F: Float>(
             }
         }
         sync_cube();
-        accumulate_block(
-            &ds_s,
-            row0 * t_stride,
-            &k_s,
-            tx,
-            &mut dq_acc,
-            row0,
-            &lse_s,
-            0u32,
-            dq_shape,
-        );
+        if comptime!(p.reg_acc) {
+            add_block_products(&ds_s, row0 * t_stride, &k_s, tx, &mut dq_r, dq_shape);
+        } else {
+            accumulate_block(
+                &ds_s,
+                row0 * t_stride,
+                &k_s,
+                tx,
+                &mut dq_acc,
+                row0,
+                &lse_s,
+                0u32,
+                dq_shape,
+            );
+        }
         start += bkv as i32;
     }
-    sync_cube();
 
     let dq_base = b as usize * dq.stride(0) + h as usize * dq.stride(1);
-    write_rows::<F>(
-        &dq_acc, dq, dq_base, q_first, seq_q, bq, p.head_dim, d4, units, tid,
-    );
+    if comptime!(p.reg_acc) {
+        write_block::<F>(
+            &dq_r, dq, dq_base, q_first, seq_q, row0, tx, p.head_dim, dq_shape,
+        );
+    } else {
+        sync_cube();
+        write_rows::<F>(
+            &dq_acc, dq, dq_base, q_first, seq_q, bq, p.head_dim, d4, units, tid,
+        );
+    }
 }
