@@ -611,12 +611,19 @@ where
             .map(AttentionBwdConfig::with_grid);
             // The warpgroup-MMA backward (sm_90; refused, and said so, elsewhere).
             let wgmma = [AttentionBwdConfig::new(Variant::Wgmma, 128, 128)];
+            // The portable tilings, with the accumulators in shared memory and in registers
+            // (CUDA and ROCm; refused, and said so, elsewhere).
+            let portable = [(128, 32), (64, 64), (64, 32), (32, 64), (32, 32)]
+                .map(|(bq, bkv)| AttentionBwdConfig::new(Variant::Portable, bq, bkv));
+            let portable_regs = portable.map(AttentionBwdConfig::with_registers);
             for config in tilings
                 .into_iter()
                 .chain(wide)
                 .chain(fused)
                 .chain(grid)
                 .chain(wgmma)
+                .chain(portable)
+                .chain(portable_regs)
             {
                 let (bq, bkv) = (config.block_q, config.block_kv);
                 let planes = if config.planes == 4 {
@@ -625,7 +632,10 @@ where
                     format!("-p{}", config.planes)
                 };
                 let grid = if config.grid { "-grid" } else { "" };
-                let name = if config.variant == Variant::Wgmma {
+                let name = if config.variant == Variant::Portable {
+                    let regs = if config.registers { "r" } else { "" };
+                    format!("flint-portable{bq}x{bkv}{regs}")
+                } else if config.variant == Variant::Wgmma {
                     format!("flint-wgmma{bq}x{bkv}")
                 } else if config.fused_dq {
                     format!("flint-mma{bq}-fused{planes}{grid}")
@@ -1040,6 +1050,12 @@ fn run<B: FlashAttentionBackend>(
             for (bq, bkv) in PORTABLE_TILINGS {
                 let config = AttentionFwdConfig::new(Variant::Portable, bq, bkv);
                 forced.push((format!("flint-portable{bq}x{bkv}"), config));
+                // The accumulator in registers (CUDA and ROCm; refused, and said so,
+                // elsewhere).
+                forced.push((
+                    format!("flint-portable{bq}x{bkv}r"),
+                    config.with_registers(),
+                ));
             }
         }
         if let Some(keep) = &a.fwd_filter {

@@ -352,6 +352,32 @@ fn matches_reference_on_gpu() {
     }
 }
 
+/// The portable forward with its output accumulator in registers, forced at tilings from
+/// 128x64 to 16x16 on every f32 case (the selector takes it for f32 on CUDA and ROCm).
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA: on wgpu the portable accumulator stays in shared memory (run with \
+              --features cuda)"
+)]
+fn register_accumulator_matches_reference_on_gpu() {
+    use flint::Variant;
+    let device = gpu();
+    let config = |block_q, block_kv| {
+        Some(AttentionFwdConfig::new(Variant::Portable, block_q, block_kv).with_registers())
+    };
+    let configs = [
+        config(128, 64),
+        config(64, 32),
+        config(32, 16),
+        config(16, 16),
+    ];
+    for (name, case) in cases() {
+        eprintln!("registers: {name}");
+        check_in::<Gpu>(&case, &device, 11, FloatDType::F32, &configs);
+    }
+}
+
 #[test]
 fn head_dim_256_on_gpu() {
     check::<Gpu>(&Case::new(1, 1, 1, 12, 12, 256), &gpu(), 5);

@@ -45,6 +45,12 @@ pub struct AttentionFwdConfig {
     /// and a second kernel merges the parts. 1 (no split) when absent from a stored config.
     #[serde(default = "one_split")]
     pub splits: u32,
+    /// Portable only: each unit keeps its share of the output accumulator in registers
+    /// rather than in shared memory. Needs a device whose per-unit arrays survive a cube
+    /// barrier ([`crate::DeviceLimits::arrays_across_barriers`]). False when absent from a
+    /// stored config.
+    #[serde(default)]
+    pub registers: bool,
 }
 
 /// The most parts a forward may split its keys into.
@@ -62,6 +68,16 @@ impl AttentionFwdConfig {
             block_q,
             block_kv,
             splits: 1,
+            registers: false,
+        }
+    }
+
+    /// The same tiling with its output accumulator in registers (portable only, see
+    /// [`Self::registers`]).
+    pub fn with_registers(self) -> Self {
+        Self {
+            registers: true,
+            ..self
         }
     }
 
@@ -76,7 +92,9 @@ impl AttentionFwdConfig {
             Variant::Portable => {
                 // Rows of Q and K in vectors of 4 f32 plus one; V and O in vectors.
                 let (row_w, v4) = (head_dim.div_ceil(4) + 1, val_dim.div_ceil(4));
-                let vectors = bq * row_w + (bkv * row_w).max(bkv * v4) + bq * v4;
+                // The accumulator in registers keeps one vector in shared memory.
+                let acc = if self.registers { 1 } else { bq * v4 };
+                let vectors = bq * row_w + (bkv * row_w).max(bkv * v4) + acc;
                 let rows = bq * (bkv + 1) + bq * bkv / 4 + 2 * bq;
                 16 * vectors + 4 * rows
             }

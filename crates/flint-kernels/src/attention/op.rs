@@ -170,6 +170,18 @@ impl AttentionFwdOp {
             .collect()
     }
 
+    /// The portable tilings, largest first: with the accumulator in registers where the
+    /// device keeps arrays across barriers, then in shared memory.
+    fn portable_configs(&self) -> Vec<AttentionFwdConfig> {
+        let shared = Self::variant_configs(Variant::Portable, &PORTABLE_TILINGS);
+        let mut all = Vec::new();
+        if self.limits.arrays_across_barriers {
+            all.extend(shared.iter().map(|c| c.with_registers()));
+        }
+        all.extend(shared);
+        all
+    }
+
     fn variant_configs(variant: Variant, pairs: &[(u32, u32)]) -> Vec<AttentionFwdConfig> {
         pairs
             .iter()
@@ -268,7 +280,8 @@ impl AttentionFwdOp {
 }
 
 /// The portable forward's tilings, largest first: the heuristic takes the first that fits
-/// the device, the tuner the first four.
+/// the device, the tuner the first four (with the accumulator in registers where the device
+/// allows, then two with it in shared memory).
 const PORTABLE_TILINGS: [(u32, u32); 10] = [
     (128, 64),
     (128, 32),
@@ -302,8 +315,9 @@ impl Op for AttentionFwdOp {
         // makes 128x128 the fastest tiling at D = 128 (docs/PERF.md); re-tune.
         // 8: its causal grids launch heads in groups that share K and V in L2; 9: its grid
         // is persistent, over pairs of query blocks; re-tune.
-        // 10: the portable kernel is register-tiled, with new tilings; re-tune.
-        10
+        // 10: the portable kernel is register-tiled, with new tilings; 11: its accumulator
+        // in registers on CUDA and ROCm; re-tune.
+        11
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionFwdConfig, String> {
@@ -332,7 +346,7 @@ impl Op for AttentionFwdOp {
         }
         tries.extend(Self::variant_configs(Variant::Mma, &[(64, 64), (64, 32)]));
         tries.extend(Self::variant_configs(Variant::Cmma, &CMMA_TILINGS));
-        tries.extend(Self::variant_configs(Variant::Portable, &PORTABLE_TILINGS));
+        tries.extend(self.portable_configs());
         tries
             .into_iter()
             .find(|c| self.check(inv, c).is_ok())
@@ -354,12 +368,22 @@ impl Op for AttentionFwdOp {
             all = if self.cmma_refusal(inv).is_none() {
                 Self::variant_configs(Variant::Cmma, &CMMA_TILINGS)
             } else {
-                // The four largest portable tilings that fit.
-                Self::variant_configs(Variant::Portable, &PORTABLE_TILINGS)
-                    .into_iter()
-                    .filter(|c| self.check(inv, c).is_ok())
-                    .take(4)
-                    .collect()
+                // The four largest portable tilings that fit with the accumulator in
+                // registers (where the device keeps arrays across barriers), then the two
+                // largest with it in shared memory.
+                let fitting = |all: Vec<AttentionFwdConfig>| -> Vec<AttentionFwdConfig> {
+                    all.into_iter()
+                        .filter(|c| self.check(inv, c).is_ok())
+                        .collect()
+                };
+                let mut regs = fitting(self.portable_configs());
+                regs.retain(|c| c.registers);
+                regs.truncate(4);
+                let mut shared =
+                    fitting(Self::variant_configs(Variant::Portable, &PORTABLE_TILINGS));
+                shared.truncate(if regs.is_empty() { 4 } else { 2 });
+                regs.extend(shared);
+                regs
             };
         }
         all.into_iter()
@@ -375,6 +399,9 @@ impl Op for AttentionFwdOp {
         let (d, dv) = head_dims(inv)?;
         if !(1..=MAX_SPLITS).contains(&c.splits) {
             return Err(format!("splits {} is not in 1..={MAX_SPLITS}", c.splits));
+        }
+        if c.registers && c.variant != Variant::Portable {
+            return Err("registers applies to the portable variant only".into());
         }
         if c.splits > 1 && c.variant != Variant::Mma {
             return Err(format!(
@@ -397,6 +424,22 @@ impl Op for AttentionFwdOp {
                         "block_kv {} is not a power of two in 16..=64",
                         c.block_kv
                     ));
+                }
+                if c.registers {
+                    if !self.limits.arrays_across_barriers {
+                        return Err("registers needs a device whose arrays survive a cube \
+                                    barrier (CUDA, ROCm)"
+                            .into());
+                    }
+                    // Per unit, in f32: 4 rows by `Dv / block_kv` vectors of 4.
+                    let per_unit = 16 * dv.div_ceil(4).div_ceil(c.block_kv as usize / 4);
+                    if per_unit > 128 {
+                        return Err(format!(
+                            "registers with block_kv {} and val_dim {dv} would spill \
+                             registers",
+                            c.block_kv
+                        ));
+                    }
                 }
             }
             Variant::Mma => {

@@ -164,6 +164,26 @@ pub(crate) fn zero_array(a: &mut Array<f32>, #[comptime] len: u32) {
     }
 }
 
+/// Multiplies each of the unit's 4 rows of a block held in registers (see
+/// [`add_block_products`]) by `scale[scale0 + r]`.
+#[cube]
+pub(crate) fn scale_block(
+    sum: &mut Array<f32>,
+    scale: &SharedMemory<f32>,
+    scale0: u32,
+    #[comptime] g: BlockShape,
+) {
+    let per_row = comptime!(MICRO * g.vectors.div_ceil(g.vec_step));
+    #[unroll]
+    for r in 0..MICRO {
+        let factor = scale[(scale0 + r) as usize];
+        #[unroll]
+        for i in 0..per_row {
+            sum[(r * per_row + i) as usize] *= factor;
+        }
+    }
+}
+
 /// Elements of a unit's share of a block (see [`add_block_products`]).
 pub(crate) fn block_len(g: BlockShape) -> u32 {
     MICRO * g.vectors.div_ceil(g.vec_step) * MICRO

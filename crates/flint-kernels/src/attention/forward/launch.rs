@@ -169,6 +169,7 @@ fn launch_with<R: Runtime>(
                 has_bias: problem.has_bias,
                 has_softcap: problem.softcap.is_some(),
                 has_dropout: problem.dropout.is_some(),
+                reg_acc: c.registers,
             };
             // SAFETY: the kernel guards each index against the shapes it is given (see
             // `crate::attention` on bounds); CubeCL's own checks would only repeat them.

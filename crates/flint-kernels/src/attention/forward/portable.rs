@@ -13,15 +13,17 @@
 //!
 //! No per-unit array lives across a barrier: software Vulkan (lavapipe) compiles
 //! `sync_cube()` into coroutines, and arrays kept across one made LLVM take minutes to build
-//! their frames. The output accumulator is in shared memory; each tile's product is summed in
-//! registers and added to it once.
+//! their frames. There the output accumulator is in shared memory and each tile's product is
+//! summed in registers and added to it once; on CUDA and ROCm ([`PortableParams::reg_acc`])
+//! each unit keeps its share of the output in registers for the whole walk.
 
 use cubecl::prelude::*;
 
 use super::{MASKED_BELOW, NO_MAX};
 use crate::attention::dropout::uniform_cube;
 use crate::attention::portable_tiles::{
-    BlockShape, MICRO, Quad, accumulate_block, dot_block, stage_vectors,
+    BlockShape, MICRO, Quad, accumulate_block, add_block_products, block_len, dot_block,
+    scale_block, stage_vectors, zero_array,
 };
 
 /// Compile-time shape of one kernel instance.
@@ -45,6 +47,9 @@ pub struct PortableParams {
     pub has_softcap: bool,
     /// Dropout is applied.
     pub has_dropout: bool,
+    /// The output accumulator lives in each unit's registers rather than in shared memory:
+    /// only where per-unit arrays survive a cube barrier (not lavapipe, see above).
+    pub reg_acc: bool,
 }
 
 /// Runtime scalars of one launch.
@@ -135,7 +140,9 @@ pub fn attention_fwd_portable<F: Float>(
     let mut q_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_q * row_w) as usize));
     let kv_len = comptime!((p.block_kv * row_w).max(p.block_kv * v4) as usize);
     let mut kv = SharedMemory::<Vector<f32, Quad>>::new(kv_len);
-    let mut acc = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_q * v4) as usize));
+    // With the accumulator in registers, its shared memory shrinks to one vector.
+    let acc_len = comptime!(if p.reg_acc { 1 } else { p.block_q * v4 });
+    let mut acc = SharedMemory::<Vector<f32, Quad>>::new(acc_len as usize);
     let mut probs = SharedMemory::<f32>::new(comptime!((p.block_q * (p.block_kv + 1)) as usize));
     // Per row and unit across it: partial maxima, then partial sums (NaN marks a NaN score).
     let mut part = SharedMemory::<f32>::new(comptime!((p.block_q * p.block_kv / MICRO) as usize));
@@ -157,10 +164,25 @@ pub fn attention_fwd_portable<F: Float>(
         tid,
     );
     let mut idx = tid;
-    while idx < bq * v4 {
+    while idx < acc_len {
         acc[idx as usize] = Vector::new(0.0f32);
         idx += units;
     }
+    // O = O · scale + P·V over this unit's 4 rows and vectors tx + c · cols_n.
+    let pv = comptime!(BlockShape {
+        w_step: p_stride,
+        j_step: 1,
+        count: p.block_kv,
+        m_stride: v4,
+        vec_step: cols_n,
+        vectors: v4,
+        acc_step: 1,
+        acc_stride: v4,
+        rescale: true,
+    });
+    let o_regs = comptime!(if p.reg_acc { block_len(pv) } else { 1 });
+    let mut o_r = Array::<f32>::new(o_regs as usize);
+    zero_array(&mut o_r, o_regs);
 
     // The unit of row `tid` (for `tid < block_q`) keeps that row's running sum and NaN flag.
     let mut m = f32::new(NO_MAX);
@@ -276,29 +298,22 @@ pub fn attention_fwd_portable<F: Float>(
                 l += part[(tid * cols_n + t) as usize];
             }
         }
-        // O = O · scale + P·V over this unit's 4 rows and vectors tx + c · cols_n.
-        let pv = comptime!(BlockShape {
-            w_step: p_stride,
-            j_step: 1,
-            count: p.block_kv,
-            m_stride: v4,
-            vec_step: cols_n,
-            vectors: v4,
-            acc_step: 1,
-            acc_stride: v4,
-            rescale: true,
-        });
-        accumulate_block(
-            &probs,
-            row0 * p_stride,
-            &kv,
-            tx,
-            &mut acc,
-            row0,
-            &row_scale,
-            row0,
-            pv,
-        );
+        if comptime!(p.reg_acc) {
+            scale_block(&mut o_r, &row_scale, row0, pv);
+            add_block_products(&probs, row0 * p_stride, &kv, tx, &mut o_r, pv);
+        } else {
+            accumulate_block(
+                &probs,
+                row0 * p_stride,
+                &kv,
+                tx,
+                &mut acc,
+                row0,
+                &row_scale,
+                row0,
+                pv,
+            );
+        }
         // The next tile overwrites K, V and the probabilities.
         sync_cube();
         start += bkv as i32;
@@ -333,26 +348,53 @@ pub fn attention_fwd_portable<F: Float>(
     }
     sync_cube();
     let o_base = b as usize * out.stride(0) + h as usize * out.stride(1);
-    let mut idx = tid;
-    while idx < bq * v4 {
-        let r = idx / v4;
-        let c4 = idx % v4;
-        if q_first + r < seq_q {
-            let inv = row_scale[r as usize];
-            let o = acc[idx as usize];
-            let at = o_base + (q_first + r) as usize * out.stride(2);
-            #[unroll]
-            for e in 0..MICRO {
-                let col = c4 * MICRO + e;
-                if col < dv {
-                    let mut val = o[e as usize] * inv;
-                    if inv.is_nan() {
-                        val = s.nan;
+    if comptime!(p.reg_acc) {
+        let n_vecs = comptime!(v4.div_ceil(cols_n));
+        #[unroll]
+        for r in 0..MICRO {
+            let row = q_first + row0 + r;
+            if row < seq_q {
+                let inv = row_scale[(row0 + r) as usize];
+                let at = o_base + row as usize * out.stride(2);
+                #[unroll]
+                for c in 0..n_vecs {
+                    let vc = tx + c * cols_n;
+                    #[unroll]
+                    for e in 0..MICRO {
+                        let col = vc * MICRO + e;
+                        if vc < v4 && col < dv {
+                            let mut val = o_r[((r * n_vecs + c) * MICRO + e) as usize] * inv;
+                            if inv.is_nan() {
+                                val = s.nan;
+                            }
+                            out[at + col as usize * out.stride(3)] = F::cast_from(val);
+                        }
                     }
-                    out[at + col as usize * out.stride(3)] = F::cast_from(val);
                 }
             }
         }
-        idx += units;
+    } else {
+        let mut idx = tid;
+        while idx < acc_len {
+            let r = idx / v4;
+            let c4 = idx % v4;
+            if q_first + r < seq_q {
+                let inv = row_scale[r as usize];
+                let o = acc[idx as usize];
+                let at = o_base + (q_first + r) as usize * out.stride(2);
+                #[unroll]
+                for e in 0..MICRO {
+                    let col = c4 * MICRO + e;
+                    if col < dv {
+                        let mut val = o[e as usize] * inv;
+                        if inv.is_nan() {
+                            val = s.nan;
+                        }
+                        out[at + col as usize * out.stride(3)] = F::cast_from(val);
+                    }
+                }
+            }
+            idx += units;
+        }
     }
 }
