@@ -616,6 +616,8 @@ where
             let portable = [(128, 32), (64, 64), (64, 32), (32, 64), (32, 32)]
                 .map(|(bq, bkv)| AttentionBwdConfig::new(Variant::Portable, bq, bkv));
             let portable_regs = portable.map(AttentionBwdConfig::with_registers);
+            // And with dQ fused into the dK/dV kernel (sm90+).
+            let portable_fused = portable_regs.map(AttentionBwdConfig::with_fused_dq);
             for config in tilings
                 .into_iter()
                 .chain(wide)
@@ -624,6 +626,7 @@ where
                 .chain(wgmma)
                 .chain(portable)
                 .chain(portable_regs)
+                .chain(portable_fused)
             {
                 let (bq, bkv) = (config.block_q, config.block_kv);
                 let planes = if config.planes == 4 {
@@ -634,7 +637,8 @@ where
                 let grid = if config.grid { "-grid" } else { "" };
                 let name = if config.variant == Variant::Portable {
                     let regs = if config.registers { "r" } else { "" };
-                    format!("flint-portable{bq}x{bkv}{regs}")
+                    let fused = if config.fused_dq { "-fused" } else { "" };
+                    format!("flint-portable{bq}x{bkv}{regs}{fused}")
                 } else if config.variant == Variant::Wgmma {
                     format!("flint-wgmma{bq}x{bkv}")
                 } else if config.fused_dq {

@@ -431,7 +431,8 @@ fn gradients_match_finite_differences_on_gpu() {
 }
 
 /// The portable backward with its gradient accumulators in registers, forced at tilings from
-/// 128x32 to 32x16 on every f32 case (the selector takes it for f32 on CUDA and ROCm).
+/// 128x32 to 32x16 on every f32 case (the selector takes it for f32 on CUDA and ROCm), and
+/// with dQ fused into the dK/dV kernel where the device has two-element f32 atomics.
 #[test]
 #[cfg_attr(
     not(feature = "cuda"),
@@ -442,11 +443,17 @@ fn register_accumulator_gradients_match_reference_on_gpu() {
     use flint::{AttentionBwdConfig, Overlay, Variant, overlay};
     let op = gpu_bwd_op();
     let device = gpu();
-    for (bq, bkv) in [(128, 32), (64, 64), (32, 32), (32, 16)] {
-        let c = AttentionBwdConfig::new(Variant::Portable, bq, bkv).with_registers();
+    let regs = |bq, bkv| AttentionBwdConfig::new(Variant::Portable, bq, bkv).with_registers();
+    let mut configs = vec![regs(128, 32), regs(64, 64), regs(32, 32), regs(32, 16)];
+    if gpu_limits().atomic_add_f32x2 {
+        configs.extend([regs(64, 64).with_fused_dq(), regs(128, 32).with_fused_dq()]);
+    } else {
+        eprintln!("SKIPPED (fused dQ): this device has no two-element f32 atomic add (sm90+)");
+    }
+    for c in configs {
         let _guard = overlay(Overlay::new().set(&op, c).strict());
         for (name, case) in cases() {
-            eprintln!("registers {bq}x{bkv}: {name}");
+            eprintln!("{c:?}: {name}");
             check_bwd::<Autodiff<crate::attention_fwd::Gpu>>(&case, &device, 21);
         }
     }

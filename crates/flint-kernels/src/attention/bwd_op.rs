@@ -217,14 +217,18 @@ impl Op for AttentionBwdOp {
                 .collect()
         };
         if self.mma_refusal(inv).is_some() {
-            // The four largest portable tilings that fit with the accumulators in registers
-            // (where the device keeps arrays across barriers), then the two largest with
-            // them in shared memory.
+            // The three largest portable tilings that fit with the accumulators in registers
+            // (where the device keeps arrays across barriers), the two largest of those with
+            // dQ fused (where the atomics are), then the largest with the accumulators in
+            // shared memory; four of those where registers cannot serve.
             let mut regs = fitting(self.portable_configs());
             regs.retain(|c| c.registers);
-            regs.truncate(4);
+            regs.truncate(3);
+            let mut fused = fitting(regs.iter().map(|c| c.with_fused_dq()).collect());
+            fused.truncate(2);
             let mut shared = fitting(Self::configs(Variant::Portable, &PORTABLE_TILINGS));
-            shared.truncate(if regs.is_empty() { 4 } else { 2 });
+            shared.truncate(if regs.is_empty() { 4 } else { 1 });
+            regs.extend(fused);
             regs.extend(shared);
             return regs;
         }
@@ -260,12 +264,24 @@ impl Op for AttentionBwdOp {
     fn check(&self, inv: &Invocation, c: &AttentionBwdConfig) -> Result<(), String> {
         let (d, dv) = head_dims(inv)?;
         if c.fused_dq {
-            if c.variant != Variant::Mma {
-                return Err("fused_dq needs the MMA variant".into());
+            if !matches!(c.variant, Variant::Mma | Variant::Portable) {
+                return Err("fused_dq needs the MMA or portable variant".into());
             }
             if !self.limits.atomic_add_f32x2 {
                 return Err("fused_dq needs two-element f32 atomic adds (CUDA sm90+)".into());
             }
+        }
+        if c.fused_dq && c.variant == Variant::Portable {
+            if !c.registers {
+                return Err("the portable fused_dq needs registers".into());
+            }
+            // The accumulator holds each head in 8x8 blocks.
+            if !d.is_multiple_of(8) {
+                return Err(format!(
+                    "the portable fused_dq needs head_dim {d} to be a multiple of 8"
+                ));
+            }
+        } else if c.fused_dq {
             // Each plane takes a 16-query tile and a share of dQ's columns in whole
             // 16-column steps.
             let per_tile = c.planes as usize / (c.block_q as usize / 16).max(1);
@@ -340,8 +356,10 @@ impl Op for AttentionBwdOp {
                     let share = |dim: usize, across: u32| {
                         16 * dim.div_ceil(4).div_ceil(across as usize / 4)
                     };
+                    // The fused dQ sums each tile's share beside them.
+                    let fused = if c.fused_dq { share(d, c.block_kv) } else { 0 };
                     let (dkdv, dq) = (
-                        share(d, c.block_q) + share(dv, c.block_q),
+                        share(d, c.block_q) + share(dv, c.block_q) + fused,
                         share(d, c.block_kv),
                     );
                     if dkdv.max(dq) > 128 {

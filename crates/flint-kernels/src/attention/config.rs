@@ -156,10 +156,10 @@ pub struct AttentionBwdConfig {
     pub block_q: u32,
     /// Keys per cube (dK/dV) and per tile (dQ).
     pub block_kv: u32,
-    /// MMA only: the dK/dV kernel also computes dQ, adding each tile's share into an f32
-    /// accumulator through atomics (five matmuls per tile pair instead of seven; the sum
-    /// order, hence dQ's last bits, varies from run to run). `block_kv` is then unused.
-    /// False when absent from a stored config.
+    /// MMA, and portable with `registers`: the dK/dV kernel also computes dQ, adding each
+    /// tile's share into an f32 accumulator through atomics (five matmuls per tile pair
+    /// instead of seven; the sum order, hence dQ's last bits, varies from run to run). In the
+    /// MMA variant `block_kv` is then unused. False when absent from a stored config.
     #[serde(default)]
     pub fused_dq: bool,
     /// MMA only: planes per cube, 4 or 8 (64 or 128 keys per dK/dV cube, queries per dQ
@@ -223,7 +223,7 @@ impl AttentionBwdConfig {
         Self { planes, ..self }
     }
 
-    /// The same tiling with dQ fused into the dK/dV kernel (MMA only).
+    /// The same tiling with dQ fused into the dK/dV kernel (MMA, or portable with registers).
     pub fn with_fused_dq(self) -> Self {
         Self {
             fused_dq: true,
@@ -257,7 +257,8 @@ impl AttentionBwdConfig {
                     * ((bkv + acc_rows + bq) * (kw + vw) + 2 * usize::from(self.registers))
                     + 4 * (2 * bq * (bkv + 1) + 2 * bq);
                 let dq = 16 * ((bq + bkv) * (kw + vw) + dq_acc) + 4 * (bq * (bkv + 1) + 2 * bq);
-                dkdv.max(dq)
+                // The fused dQ runs no dQ kernel.
+                if self.fused_dq { dkdv } else { dkdv.max(dq) }
             }
             Variant::Mma => {
                 let rows = 16 * self.planes as usize;

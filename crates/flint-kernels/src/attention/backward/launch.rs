@@ -213,6 +213,7 @@ fn launch_with<R: Runtime>(
         has_softcap: problem.softcap.is_some(),
         has_dropout: problem.dropout.is_some(),
         reg_acc: c.registers,
+        fused_dq: c.fused_dq,
     };
     // delta = rowsum(dO ∘ O) and lse2 = lse · log2 e: memory-bound, one kernel for every
     // variant.
@@ -335,6 +336,7 @@ fn launch_with<R: Runtime>(
             }
         }
         Variant::Portable => {
+            let acc = DqAccumulator::new(client, problem, c.fused_dq, dispatch)?;
             let a = args();
             // SAFETY: the kernel guards each index against the shapes it is given (see
             // `crate::attention` on bounds); CubeCL's own checks would only repeat them.
@@ -347,6 +349,8 @@ fn launch_with<R: Runtime>(
                         1,
                     ),
                     CubeDim::new_1d(c.units()),
+                    // Two-element atomics need sm90; the stand-in is never touched.
+                    if c.fused_dq { 2 } else { 1 },
                     a.q,
                     a.k,
                     a.v,
@@ -356,11 +360,16 @@ fn launch_with<R: Runtime>(
                     a.bias,
                     a.dk,
                     a.dv,
+                    acc.arg(),
                     a.dbias,
                     scalars::<R>(problem, a.bias_strides, 0)?,
                     params,
                     dtype,
                 );
+            }
+            if c.fused_dq {
+                // The portable kernel's dS is scaled already.
+                return acc.finish(client, args().dq, 1.0, dtype, dispatch);
             }
             let a = args();
             // SAFETY: the kernel guards each index against the shapes it is given (see
@@ -421,59 +430,14 @@ fn launch_with<R: Runtime>(
                 has_softcap: params.has_softcap,
                 has_dropout: params.has_dropout,
             };
-            // The fused dQ's f32 accumulator, zeroed (an untouched stand-in otherwise): each
-            // head in 8x8 blocks, rows padded to a multiple of 8 (see `dq_atomic`).
-            let acc_shape = if c.fused_dq {
-                [
-                    problem.batch,
-                    problem.heads,
-                    problem.seq_q.div_ceil(8) * 8,
-                    problem.head_dim,
-                ]
-            } else {
-                [1, 1, 1, 2]
-            };
-            let acc_len = to_u32(acc_shape.iter().product(), "dQ accumulator elements")?;
-            let acc = client
-                .empty_tensors(vec![MemoryLayoutDescriptor::contiguous(
-                    acc_shape.to_vec().into(),
-                    4,
-                )])
-                .into_iter()
-                .next()
-                .ok_or("no dQ accumulator was allocated")?;
-            // SAFETY: the layout was just allocated for exactly this shape.
-            let acc_arg = || unsafe {
-                TensorArg::<R>::from_raw_parts(
-                    acc.memory.clone(),
-                    acc.strides.clone(),
-                    Shape::from(acc_shape.to_vec()),
-                )
-            };
-            if c.fused_dq {
-                // SAFETY: one unit per 4 elements, guarded by the count (D is a multiple of
-                // 16 in the MMA variant, so 4 divides the length).
-                unsafe {
-                    dq_accum_zero::launch_unchecked::<R>(
-                        client,
-                        dispatch.grid((acc_len / 4).div_ceil(ACCUM_UNITS), 1, 1),
-                        CubeDim::new_1d(ACCUM_UNITS),
-                        4,
-                        acc_arg(),
-                        acc_len / 4,
-                    );
-                }
-            }
+            let acc = DqAccumulator::new(client, problem, c.fused_dq, dispatch)?;
+            let acc_arg = || acc.arg();
             let strides = query_strides::<R>(
                 a.q.strides(),
                 a.dout.strides(),
                 a.lse2.strides(),
                 a.delta.strides(),
-                if c.fused_dq {
-                    &acc.strides[..]
-                } else {
-                    &[0; 4]
-                },
+                if c.fused_dq { acc.strides() } else { &[0; 4] },
             )?;
             // SAFETY: the kernel guards each index against the shapes it is given (see
             // `crate::attention` on bounds); CubeCL's own checks would only repeat them.
@@ -504,35 +468,8 @@ fn launch_with<R: Runtime>(
                 );
             }
             if c.fused_dq {
-                let a = args();
-                // dQ comes from the caller's allocation: contiguous rows in practice, written
-                // four elements at a time, but any strides are honoured (one element per unit
-                // then).
-                let width = if vector_ok(a.dq.strides(), 4) {
-                    4u32
-                } else {
-                    1
-                };
-                let count = acc_len / width;
-                // SAFETY: one unit per `width` elements, guarded by the count; the kernel
-                // skips the accumulator's padding rows. D is a multiple of 16 in the MMA
-                // variant, so 4 divides a row, and with width 4 every element offset of dQ
-                // is a multiple of 4.
-                unsafe {
-                    dq_accum_finish::launch_unchecked::<R>(
-                        client,
-                        dispatch.grid(count.div_ceil(ACCUM_UNITS), 1, 1),
-                        CubeDim::new_1d(ACCUM_UNITS),
-                        width as usize,
-                        acc_arg(),
-                        a.dq,
-                        problem.scale as f32,
-                        count,
-                        width,
-                        dtype,
-                    );
-                }
-                return Ok(());
+                // The MMA kernels' dS is unscaled.
+                return acc.finish(client, args().dq, problem.scale as f32, dtype, dispatch);
             }
             let a = args();
             // SAFETY: the kernel guards each index against the shapes it is given (see
@@ -561,6 +498,112 @@ fn launch_with<R: Runtime>(
         }
     }
     Ok(())
+}
+
+/// The fused dQ's f32 accumulator: each head in 8x8 blocks, rows padded to a multiple of 8
+/// (see `dq_block_offset`), zeroed before the dK/dV kernel adds into it. Without the fused
+/// dQ, a two-element stand-in that no kernel touches.
+struct DqAccumulator {
+    layout: cubecl::server::MemoryLayout,
+    shape: [usize; 4],
+    len: u32,
+}
+
+impl DqAccumulator {
+    /// Allocates the accumulator of `problem` (the stand-in unless `fused`) and zeroes it.
+    fn new<R: Runtime>(
+        client: &ComputeClient<R>,
+        problem: &AttentionProblem,
+        fused: bool,
+        dispatch: Dispatch,
+    ) -> Result<Self, String> {
+        let shape = if fused {
+            [
+                problem.batch,
+                problem.heads,
+                problem.seq_q.div_ceil(8) * 8,
+                problem.head_dim,
+            ]
+        } else {
+            [1, 1, 1, 2]
+        };
+        let len = u32::try_from(shape.iter().product::<usize>())
+            .map_err(|_| "the dQ accumulator's elements exceed u32".to_string())?;
+        let layout = client
+            .empty_tensors(vec![MemoryLayoutDescriptor::contiguous(
+                shape.to_vec().into(),
+                4,
+            )])
+            .into_iter()
+            .next()
+            .ok_or("no dQ accumulator was allocated")?;
+        let acc = Self { layout, shape, len };
+        if fused {
+            // SAFETY: one unit per 4 elements, guarded by the count (D is a multiple of 8 in
+            // both fused kernels, so 4 divides the length).
+            unsafe {
+                dq_accum_zero::launch_unchecked::<R>(
+                    client,
+                    dispatch.grid((len / 4).div_ceil(ACCUM_UNITS), 1, 1),
+                    CubeDim::new_1d(ACCUM_UNITS),
+                    4,
+                    acc.arg(),
+                    len / 4,
+                );
+            }
+        }
+        Ok(acc)
+    }
+
+    /// A launch argument for the accumulator.
+    fn arg<R: Runtime>(&self) -> TensorArg<R> {
+        // SAFETY: the layout was allocated for exactly this shape.
+        unsafe {
+            TensorArg::<R>::from_raw_parts(
+                self.layout.memory.clone(),
+                self.layout.strides.clone(),
+                Shape::from(self.shape.to_vec()),
+            )
+        }
+    }
+
+    /// The accumulator's strides, in f32.
+    fn strides(&self) -> &[usize] {
+        &self.layout.strides[..]
+    }
+
+    /// Writes `dq = scale · acc`, cast to `dtype`.
+    fn finish<R: Runtime>(
+        &self,
+        client: &ComputeClient<R>,
+        dq: TensorArg<R>,
+        scale: f32,
+        dtype: StorageType,
+        dispatch: Dispatch,
+    ) -> Result<(), String> {
+        // dQ comes from the caller's allocation: contiguous rows in practice, written four
+        // elements at a time, but any strides are honoured (one element per unit then).
+        let width = if vector_ok(dq.strides(), 4) { 4u32 } else { 1 };
+        let count = self.len / width;
+        // SAFETY: one unit per `width` elements, guarded by the count; the kernel skips the
+        // accumulator's padding rows. D is a multiple of 8 in both fused kernels, so 4
+        // divides a row, and with width 4 every element offset of dQ is a multiple of 4.
+        unsafe {
+            dq_accum_finish::launch_unchecked::<R>(
+                client,
+                dispatch.grid(count.div_ceil(ACCUM_UNITS), 1, 1),
+                CubeDim::new_1d(ACCUM_UNITS),
+                width as usize,
+                self.arg(),
+                dq,
+                scale,
+                count,
+                width,
+                dtype,
+            );
+        }
+        Ok(())
+    }
 }
 
 /// The dK/dV kernel's query-side strides as launch scalars (see [`QueryStrides`]): Q and dO

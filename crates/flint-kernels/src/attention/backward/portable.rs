@@ -17,6 +17,7 @@
 
 use cubecl::prelude::*;
 
+use crate::attention::backward::mma::dq_block_offset;
 use crate::attention::dropout::uniform_cube;
 use crate::attention::forward::{LOG2_E, MASKED_BELOW, PortableScalars};
 use crate::attention::portable_tiles::{
@@ -50,6 +51,10 @@ pub struct BwdParams {
     /// The gradient accumulators (dK, dV; dQ) live in each unit's registers rather than in
     /// shared memory: only where per-unit arrays survive a cube barrier (not lavapipe).
     pub reg_acc: bool,
+    /// The dK/dV kernel also computes dQ, adding each tile's `dS·K` into an f32 accumulator
+    /// through two-element atomics (five products per tile pair instead of seven); needs
+    /// `reg_acc` and `D` a multiple of 8.
+    pub fused_dq: bool,
 }
 
 /// `delta[b, h, i] = Σ_d dO[b, h, i, d] · O[b, h, i, d]` in f32. Cube `(lanes, rows)`: the
@@ -272,10 +277,58 @@ fn zero_vectors(
     }
 }
 
-/// dK and dV. Grid: `(ceil(Sk / block_kv), B·Hkv)`, `block_q · block_kv / 16` units.
+/// dQ += this tile's `dS·K` for the unit's 4 query rows `start + row0 + r` (those below
+/// `q_hi`) by its vectors `tx + c · vec_step`, through two-element atomic adds into `dq_acc`
+/// (each head in 8x8 blocks from `head_base`, see `dq_block_offset`; `D` a multiple of 8, so
+/// a vector of 4 lies inside one block row).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn add_dq_tile<NA: Size>(
+    ds_s: &SharedMemory<f32>,
+    k_s: &SharedMemory<Vector<f32, Quad>>,
+    dq_acc: &mut Tensor<Atomic<Vector<f32, NA>>>,
+    head_base: usize,
+    start: i32,
+    q_hi: i32,
+    row0: u32,
+    tx: u32,
+    #[comptime] head_dim: u32,
+    #[comptime] g: BlockShape,
+) {
+    let n_vecs = comptime!(g.vectors.div_ceil(g.vec_step));
+    let mut sum = Array::<f32>::new(comptime!(block_len(g) as usize));
+    zero_array(&mut sum, comptime!(block_len(g)));
+    add_block_products(ds_s, row0 * g.w_step, k_s, tx, &mut sum, g);
+    #[unroll]
+    for r in 0..MICRO {
+        let row = start + (row0 + r) as i32;
+        if row < q_hi {
+            #[unroll]
+            for c in 0..n_vecs {
+                let vc = tx + c * g.vec_step;
+                if vc < g.vectors {
+                    let at = (head_base
+                        + dq_block_offset(row as u32, vc * MICRO, head_dim) as usize)
+                        / 2;
+                    let i = (r * n_vecs + c) * MICRO;
+                    #[unroll]
+                    for half in 0..2u32 {
+                        let mut pair = Vector::<f32, NA>::new(0.0f32);
+                        pair[0] = sum[(i + 2 * half) as usize];
+                        pair[1] = sum[(i + 2 * half + 1) as usize];
+                        dq_acc[at + half as usize].fetch_add(pair);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// dK and dV (and with `fused_dq`, dQ into `dq_acc`). Grid: `(ceil(Sk / block_kv), B·Hkv)`,
+/// `block_q · block_kv / 16` units.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
-pub fn attention_bwd_dkdv<F: Float>(
+pub fn attention_bwd_dkdv<F: Float, NA: Size>(
     q: &Tensor<F>,
     k: &Tensor<F>,
     v: &Tensor<F>,
@@ -285,6 +338,7 @@ pub fn attention_bwd_dkdv<F: Float>(
     bias: &Tensor<f32>,
     dk: &mut Tensor<F>,
     dv: &mut Tensor<F>,
+    dq_acc: &mut Tensor<Atomic<Vector<f32, NA>>>,
     dbias: &mut Tensor<f32>,
     s: &PortableScalars,
     #[comptime] p: BwdParams,
@@ -388,6 +442,19 @@ pub fn attention_bwd_dkdv<F: Float>(
         acc_stride: p.head_dim.div_ceil(MICRO) + 1,
         ..dv_shape
     });
+    // dQ += dS·K (fused): this unit's 4 query rows by the vectors of its stride
+    // tx + c · cols_n, one tile at a time.
+    let dq_shape = comptime!(BlockShape {
+        w_step: p.block_kv + 1,
+        j_step: 1,
+        count: p.block_kv,
+        m_stride: p.head_dim.div_ceil(MICRO) + 1,
+        vec_step: p.block_kv / MICRO,
+        vectors: p.head_dim.div_ceil(MICRO),
+        acc_step: 1,
+        acc_stride: p.head_dim.div_ceil(MICRO),
+        rescale: false,
+    });
     let dk_regs = comptime!(if p.reg_acc { block_len(dk_shape) } else { 1 });
     let dv_regs = comptime!(if p.reg_acc { block_len(dv_shape) } else { 1 });
     let mut dk_r = Array::<f32>::new(dk_regs as usize);
@@ -472,6 +539,13 @@ pub fn attention_bwd_dkdv<F: Float>(
             if comptime!(p.reg_acc) {
                 add_block_products(&p_s, tx, &do_s, ty, &mut dv_r, dv_shape);
                 add_block_products(&ds_s, tx, &q_s, ty, &mut dk_r, dk_shape);
+                if comptime!(p.fused_dq) {
+                    // The accumulator is ours, contiguous: each head `ceil(Sq / 8) · 8` rows.
+                    let head_base = (bh * seq_q.div_ceil(8) * 8) as usize * p.head_dim as usize;
+                    add_dq_tile::<NA>(
+                        &ds_s, &k_s, dq_acc, head_base, start, q_hi, row0, tx, p.head_dim, dq_shape,
+                    );
+                }
             } else {
                 accumulate_block(&p_s, tx, &do_s, ty, &mut dv_acc, tx, &lse_s, 0u32, dv_shape);
                 accumulate_block(&ds_s, tx, &q_s, ty, &mut dk_acc, tx, &lse_s, 0u32, dk_shape);
