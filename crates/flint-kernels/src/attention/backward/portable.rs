@@ -121,6 +121,23 @@ pub fn attention_bwd_delta<F: Float, N: Size>(
     }
 }
 
+/// dQ += dS·K by query rows: a unit's 4 rows by the vectors of its stride
+/// `tx + c · block_kv / 4`, summed over a tile's keys (`dS` rows `block_kv + 1` apart, K padded
+/// by one vector).
+fn dq_block_shape(p: BwdParams) -> BlockShape {
+    BlockShape {
+        w_step: p.block_kv + 1,
+        j_step: 1,
+        count: p.block_kv,
+        m_stride: p.head_dim.div_ceil(MICRO) + 1,
+        vec_step: p.block_kv / MICRO,
+        vectors: p.head_dim.div_ceil(MICRO),
+        acc_step: 1,
+        acc_stride: p.head_dim.div_ceil(MICRO),
+        rescale: false,
+    }
+}
+
 /// Whether the causal/window rule shows key `key` to query `row` (`offset = Sk − Sq`).
 #[cube]
 fn visible(row: i32, key: i32, offset: i32, s: &PortableScalars, #[comptime] p: BwdParams) -> bool {
@@ -442,19 +459,8 @@ pub fn attention_bwd_dkdv<F: Float, NA: Size>(
         acc_stride: p.head_dim.div_ceil(MICRO) + 1,
         ..dv_shape
     });
-    // dQ += dS·K (fused): this unit's 4 query rows by the vectors of its stride
-    // tx + c · cols_n, one tile at a time.
-    let dq_shape = comptime!(BlockShape {
-        w_step: p.block_kv + 1,
-        j_step: 1,
-        count: p.block_kv,
-        m_stride: p.head_dim.div_ceil(MICRO) + 1,
-        vec_step: p.block_kv / MICRO,
-        vectors: p.head_dim.div_ceil(MICRO),
-        acc_step: 1,
-        acc_stride: p.head_dim.div_ceil(MICRO),
-        rescale: false,
-    });
+    // dQ += dS·K (fused), one tile at a time.
+    let dq_shape = comptime!(dq_block_shape(p));
     let dk_regs = comptime!(if p.reg_acc { block_len(dk_shape) } else { 1 });
     let dv_regs = comptime!(if p.reg_acc { block_len(dv_shape) } else { 1 });
     let mut dk_r = Array::<f32>::new(dk_regs as usize);
@@ -676,18 +682,7 @@ pub fn attention_bwd_dq<F: Float>(
     let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
     let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
     let bias_bh = b as usize * s.bias_stride_b as usize + h as usize * s.bias_stride_h as usize;
-    // dQ += dS·K: this unit's 4 rows by the vectors of its stride tx + c · cols_n.
-    let dq_shape = comptime!(BlockShape {
-        w_step: p.block_kv + 1,
-        j_step: 1,
-        count: p.block_kv,
-        m_stride: p.head_dim.div_ceil(MICRO) + 1,
-        vec_step: p.block_kv / MICRO,
-        vectors: p.head_dim.div_ceil(MICRO),
-        acc_step: 1,
-        acc_stride: p.head_dim.div_ceil(MICRO),
-        rescale: false,
-    });
+    let dq_shape = comptime!(dq_block_shape(p));
     let dq_regs = comptime!(if p.reg_acc { block_len(dq_shape) } else { 1 });
     let mut dq_r = Array::<f32>::new(dq_regs as usize);
     zero_array(&mut dq_r, dq_regs);
