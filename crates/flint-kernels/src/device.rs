@@ -33,9 +33,9 @@ pub struct DeviceLimits {
     /// Whether the device runs Hopper's warpgroup MMA (`wgmma`): CUDA at compute capability
     /// 9.x, which CubeCL compiles for `sm_90a` (later architectures dropped the instruction).
     pub wgmma: bool,
-    /// Whether a unit's arrays keep their values across a cube barrier, so that kernels may
-    /// hold accumulators in registers through a loop of barriers: CUDA and ROCm. False on
-    /// wgpu, where lavapipe's coroutine lowering of barriers loses them.
+    /// Whether kernels may keep a unit's arrays (accumulators in registers) across cube
+    /// barriers: CUDA and ROCm. False on wgpu: lavapipe lowers barriers into coroutines, and
+    /// arrays kept across one made its LLVM take minutes to compile a kernel.
     pub arrays_across_barriers: bool,
 }
 

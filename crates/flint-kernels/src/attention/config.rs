@@ -46,8 +46,8 @@ pub struct AttentionFwdConfig {
     #[serde(default = "one_split")]
     pub splits: u32,
     /// Portable only: each unit keeps its share of the output accumulator in registers
-    /// rather than in shared memory. Needs a device whose per-unit arrays survive a cube
-    /// barrier ([`crate::DeviceLimits::arrays_across_barriers`]). False when absent from a
+    /// rather than in shared memory. Needs a device that keeps per-unit arrays across cube
+    /// barriers ([`crate::DeviceLimits::arrays_across_barriers`]). False when absent from a
     /// stored config.
     #[serde(default)]
     pub registers: bool,
@@ -178,7 +178,7 @@ pub struct AttentionBwdConfig {
     pub grid: bool,
     /// Portable only: the gradient accumulators (dK, dV; dQ) live in each unit's registers
     /// rather than in shared memory, which frees two fifths of the dK/dV kernel's shared
-    /// memory for larger tiles. Needs a device whose per-unit arrays survive a cube barrier
+    /// memory for larger tiles. Needs a device that keeps per-unit arrays across cube barriers
     /// ([`crate::DeviceLimits::arrays_across_barriers`]). False when absent from a stored
     /// config.
     #[serde(default)]

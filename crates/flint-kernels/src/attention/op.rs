@@ -348,7 +348,7 @@ impl Op for AttentionFwdOp {
         tries.extend(Self::variant_configs(Variant::Cmma, &CMMA_TILINGS));
         // Portable (f32): with the accumulator in registers, 128x32 was the tuner's pick on
         // an H100 non-causal at D = 128 (run127; 64x32 causal and at D = 64, within 3-7%);
-        // `check` refuses it where the device loses arrays across barriers.
+        // `check` refuses it where arrays may not be kept across barriers.
         tries.push(AttentionFwdConfig::new(Variant::Portable, 128, 32).with_registers());
         tries.extend(self.portable_configs());
         tries
@@ -431,8 +431,8 @@ impl Op for AttentionFwdOp {
                 }
                 if c.registers {
                     if !self.limits.arrays_across_barriers {
-                        return Err("registers needs a device whose arrays survive a cube \
-                                    barrier (CUDA, ROCm)"
+                        return Err("registers needs a device that keeps arrays across cube \
+                                    barriers (CUDA, ROCm)"
                             .into());
                     }
                     // Per unit, in f32: 4 rows by `Dv / block_kv` vectors of 4.

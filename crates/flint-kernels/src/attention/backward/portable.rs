@@ -49,7 +49,7 @@ pub struct BwdParams {
     /// Dropout is applied.
     pub has_dropout: bool,
     /// The gradient accumulators (dK, dV; dQ) live in each unit's registers rather than in
-    /// shared memory: only where per-unit arrays survive a cube barrier (not lavapipe).
+    /// shared memory: only where arrays may be kept across cube barriers (not wgpu).
     pub reg_acc: bool,
     /// The dK/dV kernel also computes dQ, adding each tile's `dS·K` into an f32 accumulator
     /// through two-element atomics (five products per tile pair instead of seven); needs

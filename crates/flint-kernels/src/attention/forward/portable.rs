@@ -48,7 +48,7 @@ pub struct PortableParams {
     /// Dropout is applied.
     pub has_dropout: bool,
     /// The output accumulator lives in each unit's registers rather than in shared memory:
-    /// only where per-unit arrays survive a cube barrier (not lavapipe, see above).
+    /// only where arrays may be kept across cube barriers (not wgpu, see above).
     pub reg_acc: bool,
 }
 
