@@ -523,7 +523,7 @@ fn split_key_decoding_matches_reference_on_gpu() {
 }
 
 /// The cooperative-matrix kernel (the tensor-core path of Vulkan devices) against the f64
-/// reference, forced in four tilings, f16 and bf16, on every half-precision case. On CUDA it
+/// reference, forced in five tilings, f16 and bf16, on every half-precision case. On CUDA it
 /// runs through WMMA, the same `cmma` source that SPIR-V gets.
 #[test]
 #[cfg_attr(
@@ -538,11 +538,15 @@ fn cooperative_matrix_kernel_matches_reference_on_gpu() {
     let started = std::time::Instant::now();
     for dtype in [FloatDType::F16, FloatDType::BF16] {
         for (name, case) in half_cases() {
+            // One and two row fragments per plane (two only up to D = 128, where their
+            // registers fit), one to four planes.
+            let two = case.d.max(case.dv) <= 128;
             let configs = [
                 config(64, 32),
+                config(if two { 128 } else { 64 }, 32),
                 config(32, 64),
                 config(16, 16),
-                config(64, 16),
+                config(if two { 128 } else { 32 }, 16),
             ];
             eprintln!("{dtype:?} {name} at {:?}", started.elapsed());
             check_in::<Gpu>(&case, &device, 11, dtype, &configs);

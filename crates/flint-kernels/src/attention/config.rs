@@ -84,8 +84,8 @@ impl AttentionFwdConfig {
     /// Shared memory per cube. Portable, all f32: Q, one buffer for K then V, the output
     /// accumulator (rows in vectors of 4, those of Q and K padded by one), the tile's scores
     /// and the rows' partial reductions. MMA, in 16-bit elements: the Q, K and V tiles, rows
-    /// padded by 8. Cmma: the K and V tiles and the tile's P in 16-bit elements, its scores
-    /// in f32.
+    /// padded by 8. Cmma: the K and V tiles and the tile's P in 16-bit elements (rows padded
+    /// by 8), its scores in f32 (rows padded by 4).
     pub fn smem_bytes(&self, head_dim: usize, val_dim: usize) -> usize {
         let (bq, bkv) = (self.block_q as usize, self.block_kv as usize);
         match self.variant {
@@ -99,7 +99,9 @@ impl AttentionFwdConfig {
                 16 * vectors + 4 * rows
             }
             Variant::Mma => 2 * ((bq + bkv) * (head_dim + 8) + bkv * (val_dim + 8)),
-            Variant::Cmma => 2 * (bkv * (head_dim + val_dim) + bq * bkv) + 4 * bq * bkv,
+            Variant::Cmma => {
+                2 * (bkv * (head_dim + val_dim + 16) + bq * (bkv + 8)) + 4 * bq * (bkv + 4)
+            }
             Variant::Wgmma => self.wgmma_params(head_dim, val_dim).shared_bytes() as usize,
         }
     }
@@ -126,17 +128,19 @@ impl AttentionFwdConfig {
 
     /// Planes of the tensor-core variants. MMA: [`MMA_PLANES`], or one for `block_q` 16
     /// (short query blocks, as in decoding, where 64 rows would be mostly padding). Cmma:
-    /// one per 16 query rows. Wgmma: one per 16 query rows, plus the producer's four.
+    /// one per 16 query rows up to four, each holding `block_q / 64` row fragments beyond.
+    /// Wgmma: one per 16 query rows, plus the producer's four.
     pub fn planes(&self) -> u32 {
         match self.variant {
-            Variant::Cmma => self.block_q / 16,
+            Variant::Cmma => (self.block_q / 16).clamp(1, 4),
             Variant::Wgmma => self.block_q / 16 + 4,
             _ if self.block_q == 16 => 1,
             _ => MMA_PLANES,
         }
     }
 
-    /// 16-row tiles per plane of the MMA variant: `block_q` 16 and 64 give one, 128 two.
+    /// 16-row tiles per plane of the MMA and cmma variants: `block_q` 16 and 64 give one,
+    /// 128 two.
     pub fn m_tiles(&self) -> u32 {
         (self.block_q / (16 * self.planes())).max(1)
     }

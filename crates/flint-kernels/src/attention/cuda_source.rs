@@ -14,6 +14,7 @@ use super::backward::launch::query_strides;
 use super::backward::mma::{
     BwdMmaParams, QueryStrides, attention_bwd_dkdv_mma, attention_bwd_dq_mma,
 };
+use super::forward::cmma::{CmmaParams, attention_fwd_cmma};
 use super::forward::mma::{MmaParams, attention_fwd_mma};
 use super::forward::{PortableScalars, scalars};
 
@@ -104,6 +105,66 @@ pub fn forward_cuda_source(spec: &FwdSourceSpec) -> Result<(String, String), Str
         dtype,
     );
     Ok(("attention_fwd_mma".to_string(), compile(kernel)?))
+}
+
+/// `(kernel name, CUDA source)` of the cooperative-matrix forward of `spec` (WMMA, the
+/// same kernel definition that SPIR-V gets), with `vec`-element loads (8 as on CUDA, 4 as
+/// on Vulkan).
+///
+/// # Errors
+/// An unsupported dtype or tiling, or CubeCL's CUDA compiler refusing the kernel.
+pub fn cmma_cuda_source(spec: &FwdSourceSpec, vec: u32) -> Result<(String, String), String> {
+    use attention_fwd_cmma as m;
+    let dtype = storage(spec.dtype)?;
+    let (d, dv) = (spec.head_dim as usize, spec.val_dim as usize);
+    let (b, h, s) = (1usize, 2usize, 64usize);
+    let config = super::AttentionFwdConfig::new(super::Variant::Cmma, spec.block_q, spec.block_kv);
+    let f = spec.features;
+    let problem = problem(spec.dtype, d, dv, spec.causal, f, f, f);
+    let svec = if vec >= 4 { 4 } else { 1 };
+    let params = CmmaParams {
+        planes: config.planes(),
+        m_frags: config.m_tiles(),
+        block_kv: spec.block_kv,
+        head_dim: spec.head_dim,
+        val_dim: spec.val_dim,
+        vec,
+        svec,
+        has_left: false,
+        has_right: spec.causal,
+        has_bias: f,
+        has_softcap: f,
+        has_dropout: f,
+        raw_max: !f,
+    };
+    let client = WgpuRuntime::client(&WgpuDevice::default());
+    let (settings, mut a) = Args::for_planes(&client, config.planes());
+    let (n, ns) = (vec as usize, svec as usize);
+    a.launcher.with_scope(|scope| {
+        scope.register_type::<DynamicScalar<m::_E>>(dtype);
+        scope.register_size::<DynamicSize<m::_N>>(n);
+        scope.register_size::<DynamicSize<m::_NS>>(ns);
+    });
+    type In = Tensor<Vector<m::E, m::N>>;
+    let kernel = m::AttentionFwdCmma::<WgpuRuntime>::new(
+        settings,
+        client.clone(),
+        a.tensor::<In>(&[b, h, s, d], 2),
+        a.tensor::<In>(&[b, h, s, d], 2),
+        a.tensor::<In>(&[b, h, s, dv], 2),
+        a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+        a.tensor::<Tensor<m::E>>(&[b, h, s, dv], 2),
+        a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+        PortableScalars::register(
+            scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+            &mut a.launcher,
+        ),
+        n,
+        ns,
+        params,
+        dtype,
+    );
+    Ok(("attention_fwd_cmma".to_string(), compile(kernel)?))
 }
 
 /// A small problem with the given features, for the kernels' scalar arguments.
@@ -668,6 +729,47 @@ mod tests {
         sources.extend(backward_cuda_sources(&bwd).expect("backward sources"));
         assert_eq!(sources.len(), 3, "forward, dK/dV and dQ kernels");
         sources
+    }
+
+    /// The cooperative-matrix forward expands and compiles for every tiling the op offers
+    /// (one and two row fragments per plane), with CUDA's and Vulkan's vector widths and
+    /// unaligned inputs, plain, causal and with every feature; and its fragments are loaded
+    /// from padded rows.
+    #[test]
+    fn cmma_kernel_compiles_in_every_tiling() {
+        for (d, block_q, block_kv, vec, causal, features) in [
+            (64, 64, 32, 8, false, false),
+            (64, 128, 32, 4, true, false),
+            (64, 128, 16, 1, false, true),
+            (64, 64, 64, 4, true, true),
+            (64, 16, 16, 8, false, false),
+            (128, 128, 32, 4, false, false),
+            (128, 64, 32, 4, true, false),
+        ] {
+            let spec = FwdSourceSpec {
+                dtype: "f16",
+                head_dim: d,
+                val_dim: d,
+                block_q,
+                block_kv,
+                causal,
+                features,
+            };
+            let (name, source) = cmma_cuda_source(&spec, vec).expect("cmma source");
+            if let Ok(dir) = std::env::var("FLINT_DUMP_CMMA") {
+                let path = format!("{dir}/cmma_d{d}_{block_q}x{block_kv}_v{vec}.cu");
+                std::fs::write(path, &source).expect("dump");
+            }
+            assert!(
+                source.contains("load_matrix_sync"),
+                "{name}: no fragment loads"
+            );
+            // K fragments at a row stride of D + 8 elements.
+            assert!(
+                source.contains(&format!("uint32({})", d + 8)),
+                "{name} {block_q}x{block_kv}: K rows not padded"
+            );
+        }
     }
 
     /// Every exponential in the tensor-core kernels is `exp2` through the fast `powf`, which

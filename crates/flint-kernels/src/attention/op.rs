@@ -127,8 +127,11 @@ fn tensor_core_refusal(
 }
 
 /// The cooperative-matrix tilings `(block_q, block_kv)`, best first where shared memory
-/// allows (Vulkan devices often give a cube 48 KiB).
-const CMMA_TILINGS: [(u32, u32); 4] = [(64, 32), (32, 32), (32, 64), (64, 16)];
+/// and registers allow (Vulkan devices often give a cube 48 KiB). 128 query rows are four
+/// planes of two row fragments, which halves the K and V fragment reads per product: the
+/// tuner's picks on an H100 and H200 through Vulkan (128x32 at D = 128, 128x16 at D = 64,
+/// docs/PERF.md).
+const CMMA_TILINGS: [(u32, u32); 4] = [(128, 32), (128, 16), (64, 32), (64, 64)];
 
 impl AttentionFwdOp {
     fn mma_refusal(&self, inv: &Invocation) -> Option<String> {
@@ -317,7 +320,9 @@ impl Op for AttentionFwdOp {
         // is persistent, over pairs of query blocks; re-tune.
         // 10: the portable kernel is register-tiled, with new tilings; 11: its accumulator
         // in registers on CUDA and ROCm; re-tune.
-        11
+        // 12: the cmma kernel reads vectors, takes 128-row tiles and skips masks and
+        // rescales where it can; re-tune.
+        12
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionFwdConfig, String> {
@@ -514,9 +519,10 @@ impl Op for AttentionFwdOp {
                 if let Some(why) = self.cmma_refusal(inv) {
                     return Err(why);
                 }
-                if !matches!(c.block_q, 16 | 32 | 64) {
+                if !matches!(c.block_q, 16 | 32 | 64 | 128) {
                     return Err(format!(
-                        "block_q {} is not 16, 32 or 64 (one to four planes of 16 rows)",
+                        "block_q {} is not 16, 32, 64 or 128 (one to four planes of 16 rows, \
+                         or four of 32)",
                         c.block_q
                     ));
                 }
@@ -530,6 +536,16 @@ impl Op for AttentionFwdOp {
                             "{name} {x} is not a multiple of 16 up to 256 (cmma fragments)"
                         ));
                     }
+                }
+                // Per lane, each row fragment holds Q in D / 4 registers (16-bit pairs) and O
+                // in Dv / 2 (f32): two fragments fit beside the rest up to D = Dv = 128.
+                let held = c.m_tiles() as usize * (d / 4 + dv / 2);
+                if held > 192 {
+                    return Err(format!(
+                        "block_q {} holds {held} registers per lane of Q and O fragments at \
+                         head_dim {d}, val_dim {dv}; at most 192 fit",
+                        c.block_q
+                    ));
                 }
             }
         }
@@ -670,14 +686,36 @@ mod tests {
         let op = vulkan();
         let f16 = with_dtype(&call(4, 16, 4096, 4096), "f16");
         let c = op.heuristic(&f16).unwrap();
-        assert_eq!(c, AttentionFwdConfig::new(Variant::Cmma, 64, 32));
+        assert_eq!(c, AttentionFwdConfig::new(Variant::Cmma, 128, 32));
         let cands = op.candidates(&f16);
         assert!(!cands.is_empty());
         for c in &cands {
             assert_eq!(c.variant, Variant::Cmma);
             assert!(c.smem_bytes(128, 128) <= 49_152, "{c:?} exceeds 48 KiB");
         }
-        // 64-key tiles for 64 rows need 56 KiB at D = 128: refused, naming the limit.
+        // Two row fragments per plane up to D = 128; above, their registers are refused.
+        assert!(
+            op.check(&f16, &AttentionFwdConfig::new(Variant::Cmma, 128, 32))
+                .is_ok()
+        );
+        let d256 = Invocation::new(
+            "attention_fwd",
+            f16.signature()
+                .clone()
+                .with("head_dim", 256usize)
+                .with("val_dim", 256usize),
+            f16.fingerprint().clone(),
+        );
+        let why = op
+            .check(&d256, &AttentionFwdConfig::new(Variant::Cmma, 128, 16))
+            .unwrap_err();
+        assert!(why.contains("registers"), "{why}");
+        // There the heuristic falls back to one fragment per plane.
+        assert_eq!(
+            op.heuristic(&d256).unwrap(),
+            AttentionFwdConfig::new(Variant::Cmma, 64, 32)
+        );
+        // 64-key tiles for 64 rows need 60 KiB at D = 128: refused, naming the limit.
         let why = op
             .check(&f16, &AttentionFwdConfig::new(Variant::Cmma, 64, 64))
             .unwrap_err();

@@ -127,16 +127,34 @@ fn launch_with<R: Runtime>(
     let val_dim = to_u32(problem.val_dim, "val_dim")?;
     match c.variant {
         Variant::Cmma => {
+            // Vectors as wide as the device and every input allow (Vulkan: 4 elements).
+            let width = DeviceLimits::of(client).max_vector_size.min(8);
+            let vec = [8, 4]
+                .into_iter()
+                .find(|&w| {
+                    w <= width
+                        && [&args.q, &args.k, &args.v]
+                            .iter()
+                            .all(|t| vector_ok(t.strides(), w))
+                        && problem.head_dim.is_multiple_of(w)
+                        && problem.val_dim.is_multiple_of(w)
+                })
+                .unwrap_or(1);
+            let svec = if vec >= 4 { 4 } else { 1 };
             let params = CmmaParams {
                 planes: c.planes(),
+                m_frags: c.m_tiles(),
                 block_kv: c.block_kv,
                 head_dim,
                 val_dim,
+                vec: vec as u32,
+                svec: svec as u32,
                 has_left: left.is_some(),
                 has_right: right.is_some(),
                 has_bias: problem.has_bias,
                 has_softcap: problem.softcap.is_some(),
                 has_dropout: problem.dropout.is_some(),
+                raw_max: !problem.has_bias && problem.softcap.is_none() && problem.scale > 0.0,
             };
             // SAFETY: the kernel guards each global index against the shapes it is given, and
             // its fragments address shared memory it sized from the same parameters (see
@@ -146,6 +164,8 @@ fn launch_with<R: Runtime>(
                     client,
                     dispatch.grid(q_blocks, bh, 1),
                     CubeDim::new_2d(32, c.planes()),
+                    vec,
+                    svec,
                     args.q,
                     args.k,
                     args.v,

@@ -30,7 +30,7 @@ pub(crate) const PAD: u32 = 8;
 /// How far (in exponent units, after the scale) a row's scores may rise above its reference
 /// maximum before the maximum moves and O and l are rescaled: ln 256, so that probabilities
 /// stay at most 256, well inside f32, bf16 and f16.
-const RESCALE_SLACK: f32 = 5.545_177;
+pub(crate) const RESCALE_SLACK: f32 = 5.545_177;
 
 pub(crate) type Pair = Const<2>;
 

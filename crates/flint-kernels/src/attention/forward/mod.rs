@@ -1,6 +1,6 @@
 //! The forward pass: kernels and the launcher that picks one through the selector.
 
-mod cmma;
+pub(crate) mod cmma;
 mod combine;
 mod launch;
 pub(crate) mod mma;
