@@ -20,7 +20,7 @@
 use cubecl::prelude::*;
 
 use super::MASKED_BELOW;
-use super::mma::{RESCALE_SLACK, stage};
+use super::mma::{RESCALE_SLACK, block_and_head, stage};
 use super::portable::PortableScalars;
 use crate::attention::dropout::uniform_cube;
 
@@ -101,14 +101,17 @@ pub fn attention_fwd_cmma<E: Float, N: Size, NS: Size>(
     let heads = q.shape(1) as u32;
     let seq_q = q.shape(2) as u32;
     let seq_kv = k.shape(2) as u32;
-    let bh = CUBE_POS_Y;
+    // Last query blocks first: under a causal mask they see the most keys, and starting the
+    // heaviest cubes first leaves light ones for the tail of the grid.
+    let order = block_and_head(false, true);
+    let bh = order[1];
     let b = bh / heads;
     let h = bh % heads;
     let kvh = h / s.group;
     let lane = UNIT_POS_X;
     let plane = UNIT_POS_Y;
     let tid = plane * LANES + lane;
-    let q_first = CUBE_POS_X * block_q;
+    let q_first = order[0] * block_q;
     let plane_first = q_first + plane * plane_rows;
     // In the softmax, lane l serves row l / 2 of each of the plane's fragments, columns
     // [c0, c0 + cols).
