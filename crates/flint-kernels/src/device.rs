@@ -34,8 +34,10 @@ pub struct DeviceLimits {
     /// 9.x, which CubeCL compiles for `sm_90a` (later architectures dropped the instruction).
     pub wgmma: bool,
     /// Whether kernels may keep a unit's arrays (accumulators in registers) across cube
-    /// barriers: CUDA and ROCm. False on wgpu: lavapipe lowers barriers into coroutines, and
-    /// arrays kept across one made its LLVM take minutes to compile a kernel.
+    /// barriers: CUDA, ROCm, and wgpu adapters whose planes hold 32 lanes or more (the GPUs of
+    /// NVIDIA, AMD, Apple and Intel). Not software rasterisers, whose planes are the CPU's
+    /// vector width (lavapipe: 8): lavapipe lowers barriers into coroutines, and arrays kept
+    /// across one made its LLVM take minutes to compile a kernel.
     pub arrays_across_barriers: bool,
 }
 
@@ -62,8 +64,17 @@ impl DeviceLimits {
                     .contains(cubecl::ir::features::AtomicUsage::Add)
             },
             wgmma: wgmma_device(client),
-            arrays_across_barriers: matches!(R::name(client), "cuda" | "hip"),
+            arrays_across_barriers: keeps_arrays(R::name(client), hw.plane_size_max),
         }
+    }
+}
+
+/// [`DeviceLimits::arrays_across_barriers`] for a runtime name and the largest plane.
+fn keeps_arrays(runtime: &str, plane_max: u32) -> bool {
+    match runtime {
+        "cuda" | "hip" => true,
+        r if r.starts_with("wgpu") => plane_max >= 32,
+        _ => false,
     }
 }
 
@@ -297,4 +308,22 @@ fn wgpu_identity(device: &cubecl::wgpu::WgpuDevice) -> Option<(String, String, S
             .trim()
             .to_string(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keeps_arrays;
+
+    /// GPUs keep arrays across barriers; software rasterisers (lavapipe's 8-lane planes, or
+    /// 16 with AVX-512) and unknown runtimes do not.
+    #[test]
+    fn arrays_across_barriers_follow_the_runtime_and_plane_width() {
+        assert!(keeps_arrays("cuda", 32));
+        assert!(keeps_arrays("hip", 64));
+        assert!(keeps_arrays("wgpu<spirv>", 32));
+        assert!(keeps_arrays("wgpu<wgsl>", 64));
+        assert!(!keeps_arrays("wgpu<wgsl>", 8));
+        assert!(!keeps_arrays("wgpu<spirv>", 16));
+        assert!(!keeps_arrays("cpu", 1));
+    }
 }

@@ -354,7 +354,7 @@ impl Op for AttentionBwdOp {
                 if c.registers {
                     if !self.limits.arrays_across_barriers {
                         return Err("registers needs a device that keeps arrays across cube \
-                                    barriers (CUDA, ROCm)"
+                                    barriers (CUDA, ROCm, GPUs through wgpu; not lavapipe)"
                             .into());
                     }
                     // Per unit, in f32: dK and dV keep 16 per 4 of the tile's query rows

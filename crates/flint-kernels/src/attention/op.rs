@@ -437,7 +437,7 @@ impl Op for AttentionFwdOp {
                 if c.registers {
                     if !self.limits.arrays_across_barriers {
                         return Err("registers needs a device that keeps arrays across cube \
-                                    barriers (CUDA, ROCm)"
+                                    barriers (CUDA, ROCm, GPUs through wgpu; not lavapipe)"
                             .into());
                     }
                     // Per unit, in f32: 4 rows by `Dv / block_kv` vectors of 4.
