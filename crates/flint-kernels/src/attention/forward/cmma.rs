@@ -21,7 +21,7 @@ use cubecl::prelude::*;
 
 use super::MASKED_BELOW;
 use super::mma::{RESCALE_SLACK, block_and_head, stage};
-use super::portable::PortableScalars;
+use super::portable::{PortableScalars, scaled_score};
 use crate::attention::dropout::uniform_cube;
 
 /// Lanes per plane the kernel is written for.
@@ -477,16 +477,7 @@ fn tile_scores<NS: Size>(
             let key = key0 + comptime!((j * p.svec) as i32) + e as i32;
             let mut score = x[e as usize];
             if comptime!(!p.raw_max) {
-                score *= s.scale;
-                if p.has_softcap {
-                    score = s.softcap * (score / s.softcap).tanh();
-                }
-                if p.has_bias {
-                    score += bias[b as usize * s.bias_stride_b as usize
-                        + h as usize * s.bias_stride_h as usize
-                        + row as usize * bias.stride(2)
-                        + key as usize * bias.stride(3)];
-                }
+                score = scaled_score(score, s, bias, b, h, row, key, p.has_softcap, p.has_bias);
                 // A bias of -inf (or near it) masks the key; NaN stays NaN.
                 score = select(score <= MASKED_BELOW, s.neg_inf, score);
             }

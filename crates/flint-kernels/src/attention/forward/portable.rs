@@ -82,6 +82,34 @@ pub struct PortableScalars {
     pub split_keys: u32,
 }
 
+/// A raw score `Q·Kᵀ` of `row` and `key` as the softmax takes it: times the scale, then
+/// softcapped and biased where enabled (the bias of batch `b`, head `h`).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn scaled_score(
+    raw: f32,
+    s: &PortableScalars,
+    bias: &Tensor<f32>,
+    b: u32,
+    h: u32,
+    row: u32,
+    key: i32,
+    #[comptime] has_softcap: bool,
+    #[comptime] has_bias: bool,
+) -> f32 {
+    let mut score = raw * s.scale;
+    if has_softcap {
+        score = s.softcap * (score / s.softcap).tanh();
+    }
+    if has_bias {
+        score += bias[b as usize * s.bias_stride_b as usize
+            + h as usize * s.bias_stride_h as usize
+            + row as usize * bias.stride(2)
+            + key as usize * bias.stride(3)];
+    }
+    score
+}
+
 /// The forward kernel. Grid: `(ceil(Sq / block_q), B·H)`, `block_q · block_kv / 16` units.
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
@@ -219,16 +247,17 @@ pub fn attention_fwd_portable<F: Float>(
                 }
                 let mut score = f32::new(NO_MAX);
                 if visible {
-                    score = dot[(r * MICRO + c) as usize] * s.scale;
-                    if p.has_softcap {
-                        score = s.softcap * (score / s.softcap).tanh();
-                    }
-                    if p.has_bias {
-                        score += bias[b as usize * s.bias_stride_b as usize
-                            + h as usize * s.bias_stride_h as usize
-                            + row as usize * bias.stride(2)
-                            + key as usize * bias.stride(3)];
-                    }
+                    score = scaled_score(
+                        dot[(r * MICRO + c) as usize],
+                        s,
+                        bias,
+                        b,
+                        h,
+                        row,
+                        key,
+                        p.has_softcap,
+                        p.has_bias,
+                    );
                     nan_here = nan_here || score.is_nan();
                     if score <= MASKED_BELOW {
                         score = f32::new(NO_MAX);
