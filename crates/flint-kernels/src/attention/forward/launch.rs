@@ -128,7 +128,7 @@ fn launch_with<R: Runtime>(
     match c.variant {
         Variant::Cmma => {
             // Vectors as wide as the device and every input allow (Vulkan: 4 elements).
-            let width = DeviceLimits::of(client).max_vector_size.min(8);
+            let width = client.properties().hardware.max_vector_size.min(8);
             let vec = [8, 4]
                 .into_iter()
                 .find(|&w| {
