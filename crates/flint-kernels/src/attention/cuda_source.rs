@@ -14,7 +14,7 @@ use super::backward::launch::query_strides;
 use super::backward::mma::{
     BwdMmaParams, QueryStrides, attention_bwd_dkdv_mma, attention_bwd_dq_mma,
 };
-use super::forward::cmma::{CmmaParams, attention_fwd_cmma};
+use super::forward::cmma::{CmmaParams, attention_fwd_cmma, score_vector};
 use super::forward::mma::{MmaParams, attention_fwd_mma};
 use super::forward::{PortableScalars, scalars};
 
@@ -121,7 +121,7 @@ pub fn cmma_cuda_source(spec: &FwdSourceSpec, vec: u32) -> Result<(String, Strin
     let config = super::AttentionFwdConfig::new(super::Variant::Cmma, spec.block_q, spec.block_kv);
     let f = spec.features;
     let problem = problem(spec.dtype, d, dv, spec.causal, f, f, f);
-    let svec = if vec >= 4 { 4 } else { 1 };
+    let svec = score_vector(vec);
     let params = CmmaParams {
         planes: config.planes(),
         m_frags: config.m_tiles(),

@@ -65,6 +65,12 @@ pub struct CmmaParams {
     pub raw_max: bool,
 }
 
+/// The f32 scores' vector width (`CmmaParams::svec`) for inputs read `vec` elements at a
+/// time: 4 where `vec` is at least 4 (the softmax packs P from whole score vectors), else 1.
+pub(crate) fn score_vector(vec: u32) -> u32 {
+    if vec >= 4 { 4 } else { 1 }
+}
+
 /// The forward kernel. Grid: `(ceil(Sq / (16 · planes · m_frags)), B·H)`, cubes of
 /// `32 x planes` units. q, k and v are read `N` elements at a time (their last dim
 /// contiguous and every other stride a multiple of `N`).

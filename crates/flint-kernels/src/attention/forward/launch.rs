@@ -6,7 +6,7 @@ use cubecl::server::{MemoryLayout, MemoryLayoutDescriptor};
 use cubecl::zspace::Shape;
 use flint_tune::{Choice, Invocation, Op, Selector};
 
-use super::cmma::{CmmaParams, attention_fwd_cmma};
+use super::cmma::{CmmaParams, attention_fwd_cmma, score_vector};
 use super::combine::attention_fwd_combine;
 use super::mma::{MmaParams, attention_fwd_mma};
 use super::portable::{PortableParams, PortableScalarsLaunch, attention_fwd_portable};
@@ -128,19 +128,10 @@ fn launch_with<R: Runtime>(
     match c.variant {
         Variant::Cmma => {
             // Vectors as wide as the device and every input allow (Vulkan: 4 elements).
-            let width = client.properties().hardware.max_vector_size.min(8);
-            let vec = [8, 4]
-                .into_iter()
-                .find(|&w| {
-                    w <= width
-                        && [&args.q, &args.k, &args.v]
-                            .iter()
-                            .all(|t| vector_ok(t.strides(), w))
-                        && problem.head_dim.is_multiple_of(w)
-                        && problem.val_dim.is_multiple_of(w)
-                })
-                .unwrap_or(1);
-            let svec = if vec >= 4 { 4 } else { 1 };
+            let most = client.properties().hardware.max_vector_size;
+            let widths: Vec<usize> = [8, 4].into_iter().filter(|&w| w <= most).collect();
+            let vec = input_vector(&args, problem, &widths);
+            let svec = score_vector(vec as u32) as usize;
             let params = CmmaParams {
                 planes: c.planes(),
                 m_frags: c.m_tiles(),
@@ -214,9 +205,7 @@ fn launch_with<R: Runtime>(
             // The kernel copies 16-byte rows and takes raw maxima (a positive scale). The
             // other calls of its bucket, which no signature field tells apart, run the MMA
             // kernel, which any tensor-core device with warpgroup MMA also has.
-            let wide = [&args.q, &args.k, &args.v]
-                .iter()
-                .all(|t| vector_ok(t.strides(), 8));
+            let wide = input_vector(&args, problem, &[8]) == 8;
             if !wide || problem.scale <= 0.0 {
                 let mma = AttentionFwdConfig::new(Variant::Mma, 64, 64);
                 return launch_with(client, problem, dtype, &mma, args, dispatch);
@@ -279,12 +268,8 @@ fn launch_with<R: Runtime>(
         }
         Variant::Mma => {
             // 16-byte loads where every input allows them, else one element at a time.
-            let wide = [&args.q, &args.k, &args.v]
-                .iter()
-                .all(|t| vector_ok(t.strides(), 8))
-                && problem.head_dim.is_multiple_of(8)
-                && problem.val_dim.is_multiple_of(8);
-            let vec = if wide { 8 } else { 1 };
+            let vec = input_vector(&args, problem, &[8]);
+            let wide = vec == 8;
             let out_vec = if vector_ok(args.out.strides(), 2) {
                 2
             } else {
@@ -497,6 +482,26 @@ pub(crate) fn head_groups(problem: &AttentionProblem, bh: u32, blocks: u32, sms:
 /// dim: that dim contiguous and every other stride a multiple of `width`.
 pub(crate) fn vector_ok(strides: &[usize], width: usize) -> bool {
     strides.len() == 4 && strides[3] == 1 && strides[..3].iter().all(|s| s % width == 0)
+}
+
+/// The first of `widths` (elements) at which q, k and v can all be read as vectors: every
+/// stride allows it and D and Dv are multiples of it; else 1.
+fn input_vector<R: Runtime>(
+    args: &AttentionFwdArgs<R>,
+    problem: &AttentionProblem,
+    widths: &[usize],
+) -> usize {
+    widths
+        .iter()
+        .copied()
+        .find(|&w| {
+            [&args.q, &args.k, &args.v]
+                .iter()
+                .all(|t| vector_ok(t.strides(), w))
+                && problem.head_dim.is_multiple_of(w)
+                && problem.val_dim.is_multiple_of(w)
+        })
+        .unwrap_or(1)
 }
 
 /// The runtime scalars every attention kernel takes.
