@@ -129,8 +129,12 @@ fn launch_with<R: Runtime>(
         Variant::Cmma => {
             // Vectors as wide as the device and every input allow (Vulkan: 4 elements).
             let most = client.properties().hardware.max_vector_size;
-            let widths: Vec<usize> = [8, 4].into_iter().filter(|&w| w <= most).collect();
-            let vec = input_vector(&args, problem, &widths);
+            let widths: &[usize] = match most {
+                8.. => &[8, 4],
+                4..8 => &[4],
+                _ => &[],
+            };
+            let vec = input_vector(&args, problem, widths);
             let svec = score_vector(vec as u32) as usize;
             let params = CmmaParams {
                 planes: c.planes(),
