@@ -618,6 +618,9 @@ where
             let portable_regs = portable.map(AttentionBwdConfig::with_registers);
             // And with dQ fused into the dK/dV kernel (sm90+).
             let portable_fused = portable_regs.map(AttentionBwdConfig::with_fused_dq);
+            // And sliced (`s`: operands staged 32 columns at a time, for small shared
+            // memories).
+            let portable_sliced = portable.map(AttentionBwdConfig::with_slices);
             for config in tilings
                 .into_iter()
                 .chain(wide)
@@ -627,6 +630,7 @@ where
                 .chain(portable)
                 .chain(portable_regs)
                 .chain(portable_fused)
+                .chain(portable_sliced)
             {
                 let (bq, bkv) = (config.block_q, config.block_kv);
                 let planes = if config.planes == 4 {
@@ -636,7 +640,11 @@ where
                 };
                 let grid = if config.grid { "-grid" } else { "" };
                 let name = if config.variant == Variant::Portable {
-                    let regs = if config.registers { "r" } else { "" };
+                    let regs = match (config.registers, config.sliced) {
+                        (_, true) => "s",
+                        (true, false) => "r",
+                        (false, false) => "",
+                    };
                     let fused = if config.fused_dq { "-fused" } else { "" };
                     format!("flint-portable{bq}x{bkv}{regs}{fused}")
                 } else if config.variant == Variant::Wgmma {
@@ -1060,6 +1068,8 @@ fn run<B: FlashAttentionBackend>(
                     format!("flint-portable{bq}x{bkv}r"),
                     config.with_registers(),
                 ));
+                // Sliced: Q and K staged 32 columns at a time, V a chunk of keys at a time.
+                forced.push((format!("flint-portable{bq}x{bkv}s"), config.with_slices()));
             }
         }
         if let Some(keep) = &a.fwd_filter {

@@ -421,6 +421,9 @@ fn gradients_match_finite_differences_on_gpu() {
         forced.extend(tilings.iter().map(|&(bq, bkv)| {
             Some(AttentionBwdConfig::new(Variant::Portable, bq, bkv).with_registers())
         }));
+        forced.extend(tilings.iter().map(|&(bq, bkv)| {
+            Some(AttentionBwdConfig::new(Variant::Portable, bq, bkv).with_slices())
+        }));
     } else {
         eprintln!("SKIPPED (registers): arrays may not be kept across barriers here (wgpu)");
     }
@@ -455,6 +458,41 @@ fn register_accumulator_gradients_match_reference_on_gpu() {
         for (name, case) in cases() {
             eprintln!("{c:?}: {name}");
             check_bwd::<Autodiff<crate::attention_fwd::Gpu>>(&case, &device, 21);
+        }
+    }
+}
+
+/// The portable backward's sliced form (products over `D` staged 32 columns at a time,
+/// products over a tile's rows a chunk of rows at a time), forced on every f32 case and on
+/// a longer one at D = 128 that walks several tiles, with dQ fused where the device has
+/// two-element f32 atomics.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA: on wgpu the portable kernels keep no arrays across barriers here \
+              (run with --features cuda)"
+)]
+fn sliced_gradients_match_reference_on_gpu() {
+    use flint::{AttentionBwdConfig, Overlay, Variant, overlay};
+    let op = gpu_bwd_op();
+    let device = gpu();
+    let sliced = |bq, bkv| AttentionBwdConfig::new(Variant::Portable, bq, bkv).with_slices();
+    // (16x16 would keep 256 registers per unit at D = 128: refused.)
+    let mut configs = vec![sliced(64, 32), sliced(32, 64), sliced(32, 32)];
+    if gpu_limits().atomic_add_f32x2 {
+        configs.insert(1, sliced(64, 32).with_fused_dq());
+    } else {
+        eprintln!("SKIPPED (fused dQ): this device has no two-element f32 atomic add (sm90+)");
+    }
+    let mut all = cases();
+    let mut c = Case::new(1, 2, 1, 130, 100, 128);
+    c.opts.causal = true;
+    all.push(("long causal gqa2 d128", c));
+    for c in configs {
+        let _guard = overlay(Overlay::new().set(&op, c).strict());
+        for (name, case) in &all {
+            eprintln!("{c:?}: {name}");
+            check_bwd::<Autodiff<crate::attention_fwd::Gpu>>(case, &device, 21);
         }
     }
 }

@@ -378,6 +378,36 @@ fn register_accumulator_matches_reference_on_gpu() {
     }
 }
 
+/// The portable forward's sliced form (Q and K staged 32 columns at a time, V a chunk of
+/// keys at a time), forced on every f32 case and on longer ones that walk several tiles and
+/// chunks at D = 128 and 256 (the form the selector takes where whole rows do not fit, as
+/// in Vulkan's 48 KiB).
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA: on wgpu the portable kernels keep no arrays across barriers here \
+              (run with --features cuda)"
+)]
+fn sliced_form_matches_reference_on_gpu() {
+    use flint::Variant;
+    let device = gpu();
+    let sliced = |block_q, block_kv| {
+        Some(AttentionFwdConfig::new(Variant::Portable, block_q, block_kv).with_slices())
+    };
+    let configs = [sliced(128, 32), sliced(64, 64), sliced(32, 16)];
+    let mut all = cases();
+    let mut c = Case::new(1, 2, 1, 150, 200, 128);
+    c.opts.causal = true;
+    all.push(("long causal gqa2 d128", c));
+    let mut c = Case::new(1, 1, 1, 70, 90, 256);
+    c.dv = 128;
+    all.push(("d256 dv128", c));
+    for (name, case) in all {
+        eprintln!("sliced: {name}");
+        check_in::<Gpu>(&case, &device, 11, FloatDType::F32, &configs);
+    }
+}
+
 #[test]
 fn head_dim_256_on_gpu() {
     check::<Gpu>(&Case::new(1, 1, 1, 12, 12, 256), &gpu(), 5);

@@ -109,6 +109,20 @@ impl AttentionBwdOp {
         sig.size("seq_q").is_ok_and(|x| x >= 128) && sig.size("seq_kv").is_ok_and(|x| x >= 128)
     }
 
+    /// The portable tilings that run the call with the accumulators in registers, largest
+    /// first: each whole where it fits, else sliced where that fits (small shared memories
+    /// at large `D`).
+    fn register_configs(&self, inv: &Invocation) -> Vec<AttentionBwdConfig> {
+        Self::configs(Variant::Portable, &PORTABLE_TILINGS)
+            .into_iter()
+            .filter_map(|c| {
+                [c.with_registers(), c.with_slices()]
+                    .into_iter()
+                    .find(|c| self.check(inv, c).is_ok())
+            })
+            .collect()
+    }
+
     /// The portable tilings, largest first: with the accumulators in registers where the
     /// device keeps arrays across barriers, then in shared memory.
     fn portable_configs(&self) -> Vec<AttentionBwdConfig> {
@@ -163,7 +177,9 @@ impl Op for AttentionBwdOp {
         // (30-38% faster); 10: its causal grids in head groups sharing L2; 11: the portable
         // kernels are register-tiled, with new tilings; 12: their accumulators in
         // registers on CUDA and ROCm, and 128x32. Re-tune.
-        12
+        // 13: their sliced form joins the candidates where whole rows do not fit (48 KiB
+        // at D = 128); re-tune.
+        13
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {
@@ -204,6 +220,11 @@ impl Op for AttentionBwdOp {
         // lacks the atomics or live arrays.
         let regs = AttentionBwdConfig::new(Variant::Portable, 64, 64).with_registers();
         tries.extend([regs.with_fused_dq(), regs]);
+        // Where that does not fit (48 KiB through Vulkan at D = 64 and 128): sliced 32x64,
+        // the tuner's pick there (run137, 4-5% ahead of 64x32), else the largest tiling in
+        // registers, whole or sliced.
+        tries.push(AttentionBwdConfig::new(Variant::Portable, 32, 64).with_slices());
+        tries.extend(self.register_configs(inv).into_iter().take(1));
         tries.extend(self.portable_configs());
         tries
             .into_iter()
@@ -224,11 +245,11 @@ impl Op for AttentionBwdOp {
         };
         if self.mma_refusal(inv).is_some() {
             // The three largest portable tilings that fit with the accumulators in registers
-            // (where the device keeps arrays across barriers), the two largest of those with
-            // dQ fused (where the atomics are), then the largest with the accumulators in
-            // shared memory; four of those where registers cannot serve.
-            let mut regs = fitting(self.portable_configs());
-            regs.retain(|c| c.registers);
+            // (where the device keeps arrays across barriers; sliced where whole rows do not
+            // fit), the two largest of those with dQ fused (where the atomics are), then the
+            // largest with the accumulators in shared memory; four of those where registers
+            // cannot serve.
+            let mut regs = self.register_configs(inv);
             regs.truncate(3);
             let mut fused = fitting(regs.iter().map(|c| c.with_fused_dq()).collect());
             fused.truncate(2);
@@ -310,6 +331,13 @@ impl Op for AttentionBwdOp {
                     return Err(format!("grid needs {name} {x} to be a multiple of 32"));
                 }
             }
+        }
+        if c.sliced && !c.registers {
+            return Err(
+                "sliced needs registers (the portable variant's sliced form keeps \
+                        its sums in registers)"
+                    .into(),
+            );
         }
         if c.registers && c.variant != Variant::Portable {
             return Err("registers applies to the portable variant only".into());
@@ -581,6 +609,33 @@ mod tests {
             )
             .unwrap_err();
         assert!(err.contains("portable"), "{err}");
+    }
+
+    /// f32 through Vulkan (48 KiB, no two-element atomics) at D = 128: no whole-row tiling
+    /// with registers fits, so the sliced form serves, the heuristic's pick included.
+    #[test]
+    fn the_sliced_form_serves_f32_where_whole_rows_do_not_fit() {
+        let base = call(128);
+        let inv = Invocation::new(
+            "attention_bwd",
+            base.signature().clone().with("dtype", "f32"),
+            base.fingerprint().clone(),
+        );
+        let vulkan = AttentionBwdOp::new(DeviceLimits {
+            shared_memory: 49_152,
+            atomic_add_f32x2: false,
+            arrays_across_barriers: true,
+            plane_ops: true,
+            mma_16x8x16: Vec::new(),
+            ..h100(false).limits
+        });
+        let sliced = |bq, bkv| AttentionBwdConfig::new(Variant::Portable, bq, bkv).with_slices();
+        assert_eq!(vulkan.heuristic(&inv).unwrap(), sliced(32, 64));
+        let got = vulkan.candidates(&inv);
+        assert_eq!(&got[..3], &[sliced(64, 32), sliced(32, 64), sliced(32, 32)]);
+        for c in &got {
+            assert!(c.smem_bytes(128, 128) <= 49_152, "{c:?} exceeds 48 KiB");
+        }
     }
 
     #[test]

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::backward::portable::BwdParams;
+use super::forward::PortableParams;
 use crate::wgmma::attention::WgmmaFwdParams;
 use crate::wgmma::backward::WgmmaBwdParams;
 
@@ -51,6 +53,11 @@ pub struct AttentionFwdConfig {
     /// stored config.
     #[serde(default)]
     pub registers: bool,
+    /// Portable with `registers` only: Q and K are staged a slice of `D` at a time for each
+    /// tile and V a chunk of keys at a time, so that large tiles fit a small shared memory
+    /// (48 KiB through Vulkan) at large `D`. False when absent from a stored config.
+    #[serde(default)]
+    pub sliced: bool,
 }
 
 /// The most parts a forward may split its keys into.
@@ -69,6 +76,7 @@ impl AttentionFwdConfig {
             block_kv,
             splits: 1,
             registers: false,
+            sliced: false,
         }
     }
 
@@ -81,20 +89,51 @@ impl AttentionFwdConfig {
         }
     }
 
+    /// The same tiling with its accumulator in registers and its operands staged in slices
+    /// (portable only, see [`Self::sliced`]).
+    pub fn with_slices(self) -> Self {
+        Self {
+            registers: true,
+            sliced: true,
+            ..self
+        }
+    }
+
+    /// The portable kernel's compile-time shape for this tiling, without masks or features.
+    pub(crate) fn portable_params(&self, head_dim: usize, val_dim: usize) -> PortableParams {
+        PortableParams {
+            block_q: self.block_q,
+            block_kv: self.block_kv,
+            head_dim: head_dim as u32,
+            val_dim: val_dim as u32,
+            has_left: false,
+            has_right: false,
+            has_bias: false,
+            has_softcap: false,
+            has_dropout: false,
+            reg_acc: self.registers,
+            sliced: self.sliced,
+        }
+    }
+
     /// Shared memory per cube. Portable, all f32: Q, one buffer for K then V, the output
-    /// accumulator (rows in vectors of 4, those of Q and K padded by one), the tile's scores
-    /// and the rows' partial reductions. MMA, in 16-bit elements: the Q, K and V tiles, rows
+    /// accumulator (rows in vectors of 4, those of Q and K padded by one; sliced, a slice of
+    /// Q's and K's rows and chunks of V's), the tile's scores and the rows' partial
+    /// reductions. MMA, in 16-bit elements: the Q, K and V tiles, rows
     /// padded by 8. Cmma: the K and V tiles and the tile's P in 16-bit elements (rows padded
     /// by 8), its scores in f32 (rows padded by 4).
     pub fn smem_bytes(&self, head_dim: usize, val_dim: usize) -> usize {
         let (bq, bkv) = (self.block_q as usize, self.block_kv as usize);
         match self.variant {
             Variant::Portable => {
-                // Rows of Q and K in vectors of 4 f32 plus one; V and O in vectors.
-                let (row_w, v4) = (head_dim.div_ceil(4) + 1, val_dim.div_ceil(4));
+                let p = self.portable_params(head_dim, val_dim);
                 // The accumulator in registers keeps one vector in shared memory.
-                let acc = if self.registers { 1 } else { bq * v4 };
-                let vectors = bq * row_w + (bkv * row_w).max(bkv * v4) + acc;
+                let acc = if self.registers {
+                    1
+                } else {
+                    bq * val_dim.div_ceil(4)
+                };
+                let vectors = (p.q_len() + p.kv_len()) as usize + acc;
                 let rows = bq * (bkv + 1) + bq * bkv / 4 + 2 * bq;
                 16 * vectors + 4 * rows
             }
@@ -187,6 +226,12 @@ pub struct AttentionBwdConfig {
     /// config.
     #[serde(default)]
     pub registers: bool,
+    /// Portable with `registers` only: the products over `D` stage their operands a slice of
+    /// 32 columns at a time and those over a tile's rows a chunk of rows at a time, so that
+    /// nothing stays staged across tiles and large tiles fit a small shared memory (48 KiB
+    /// through Vulkan) at large `D`. False when absent from a stored config.
+    #[serde(default)]
+    pub sliced: bool,
 }
 
 fn mma_planes() -> u32 {
@@ -204,6 +249,36 @@ impl AttentionBwdConfig {
             planes: MMA_PLANES,
             grid: false,
             registers: false,
+            sliced: false,
+        }
+    }
+
+    /// The same tiling with its accumulators in registers and its operands staged in slices
+    /// (portable only, see [`Self::sliced`]).
+    pub fn with_slices(self) -> Self {
+        Self {
+            registers: true,
+            sliced: true,
+            ..self
+        }
+    }
+
+    /// The portable kernels' compile-time shape for this tiling, without masks or features.
+    pub(crate) fn portable_params(&self, head_dim: usize, val_dim: usize) -> BwdParams {
+        BwdParams {
+            block_q: self.block_q,
+            block_kv: self.block_kv,
+            head_dim: head_dim as u32,
+            val_dim: val_dim as u32,
+            has_left: false,
+            has_right: false,
+            has_bias: false,
+            has_dbias: false,
+            has_softcap: false,
+            has_dropout: false,
+            reg_acc: self.registers,
+            fused_dq: self.fused_dq,
+            sliced: self.sliced,
         }
     }
 
@@ -257,10 +332,20 @@ impl AttentionBwdConfig {
                 } else {
                     (bkv, bq * d.div_ceil(4))
                 };
-                let dkdv = 16
-                    * ((bkv + acc_rows + bq) * (kw + vw) + 2 * usize::from(self.registers))
+                // Sliced: a buffer of query-side slices and chunks, one of key-side slices,
+                // and one vector for each of the two buffers left unused.
+                let p = self.portable_params(d, dv);
+                let staged = |rows: usize| {
+                    if self.sliced {
+                        (p.a_len() + p.b_len() + 2) as usize
+                    } else {
+                        rows * (kw + vw)
+                    }
+                };
+                let dkdv = 16 * (staged(bkv + bq) + acc_rows * (kw + vw))
+                    + 16 * 2 * usize::from(self.registers)
                     + 4 * (2 * bq * (bkv + 1) + 2 * bq);
-                let dq = 16 * ((bq + bkv) * (kw + vw) + dq_acc) + 4 * (bq * (bkv + 1) + 2 * bq);
+                let dq = 16 * (staged(bq + bkv) + dq_acc) + 4 * (bq * (bkv + 1) + 2 * bq);
                 // The fused dQ runs no dQ kernel.
                 if self.fused_dq { dkdv } else { dkdv.max(dq) }
             }

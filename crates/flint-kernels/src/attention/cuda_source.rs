@@ -167,6 +167,138 @@ pub fn cmma_cuda_source(spec: &FwdSourceSpec, vec: u32) -> Result<(String, Strin
     Ok(("attention_fwd_cmma".to_string(), compile(kernel)?))
 }
 
+/// `(kernel name, CUDA source)` of the portable kernels in f32: the forward of `fwd` and the
+/// backward's dK/dV and (unless fused) dQ kernels of `bwd`, at head dims `d` and `dv`, plain
+/// or causal with a bias, softcap and dropout. The same definitions go to SPIR-V; this
+/// checks that they expand (their sliced forms cannot run on lavapipe, which keeps no
+/// arrays across barriers).
+///
+/// # Errors
+/// CubeCL's CUDA compiler refusing a kernel.
+pub fn portable_cuda_sources(
+    fwd: &super::AttentionFwdConfig,
+    bwd: &super::AttentionBwdConfig,
+    (d, dv): (usize, usize),
+    causal: bool,
+) -> Result<Vec<(String, String)>, String> {
+    use cubecl::ir::{ElemType, FloatKind};
+    let dtype = StorageType::Scalar(ElemType::Float(FloatKind::F32));
+    let (b, h, s) = (1usize, 2usize, 64usize);
+    let problem = problem("f32", d, dv, causal, causal, causal, causal);
+    let client = WgpuRuntime::client(&WgpuDevice::default());
+    let settings = |units: u32| {
+        KernelSettings::default()
+            .cube_dim(CubeDim::new_1d(units))
+            .address_type(AddressType::U32)
+    };
+    let args = |units| {
+        let mut a = Args {
+            client: client.clone(),
+            launcher: KernelLauncher::new(settings(units)),
+        };
+        a.launcher
+            .with_scope(|scope| scope.device_properties(client.properties()));
+        a
+    };
+    let mut out = Vec::new();
+    {
+        use super::forward::attention_fwd_portable as m;
+        let mut a = args(fwd.units());
+        a.launcher
+            .with_scope(|scope| scope.register_type::<DynamicScalar<m::_F>>(dtype));
+        let params = super::forward::PortableParams {
+            has_right: causal,
+            has_bias: causal,
+            has_softcap: causal,
+            has_dropout: causal,
+            ..fwd.portable_params(d, dv)
+        };
+        let kernel = m::AttentionFwdPortable::<WgpuRuntime>::new(
+            settings(fwd.units()),
+            client.clone(),
+            a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
+            a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
+            a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
+            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+            a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
+            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+            PortableScalars::register(
+                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                &mut a.launcher,
+            ),
+            params,
+            dtype,
+        );
+        out.push(("attention_fwd_portable".to_string(), compile(kernel)?));
+    }
+    let params = super::backward::portable::BwdParams {
+        has_right: causal,
+        has_bias: causal,
+        has_dbias: causal,
+        has_softcap: causal,
+        has_dropout: causal,
+        ..bwd.portable_params(d, dv)
+    };
+    {
+        use super::backward::portable::attention_bwd_dkdv as m;
+        let na = if bwd.fused_dq { 2usize } else { 1 };
+        let mut a = args(bwd.units());
+        a.launcher.with_scope(|scope| {
+            scope.register_type::<DynamicScalar<m::_F>>(dtype);
+            scope.register_size::<DynamicSize<m::_NA>>(na);
+        });
+        let kernel = m::AttentionBwdDkdv::<WgpuRuntime>::new(
+            settings(bwd.units()),
+            client.clone(),
+            a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
+            a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
+            a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
+            a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
+            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+            a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
+            a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
+            a.tensor::<Tensor<Atomic<Vector<f32, m::NA>>>>(&[b, h, s, d], 4),
+            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+            PortableScalars::register(
+                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                &mut a.launcher,
+            ),
+            na,
+            params,
+            dtype,
+        );
+        out.push(("attention_bwd_dkdv".to_string(), compile(kernel)?));
+    }
+    if !bwd.fused_dq {
+        use super::backward::portable::attention_bwd_dq as m;
+        let mut a = args(bwd.units());
+        a.launcher
+            .with_scope(|scope| scope.register_type::<DynamicScalar<m::_F>>(dtype));
+        let kernel = m::AttentionBwdDq::<WgpuRuntime>::new(
+            settings(bwd.units()),
+            client.clone(),
+            a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
+            a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
+            a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
+            a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
+            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+            a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
+            PortableScalars::register(
+                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                &mut a.launcher,
+            ),
+            params,
+            dtype,
+        );
+        out.push(("attention_bwd_dq".to_string(), compile(kernel)?));
+    }
+    Ok(out)
+}
+
 /// A small problem with the given features, for the kernels' scalar arguments.
 fn problem(
     dtype: &'static str,
@@ -769,6 +901,65 @@ mod tests {
                 source.contains(&format!("uint32({})", d + 8)),
                 "{name} {block_q}x{block_kv}: K rows not padded"
             );
+        }
+    }
+
+    /// The portable kernels expand and compile in their sliced forms (D = 128 in four
+    /// slices, D = 96 in three, D = 256 with V in chunks of four keys), plain and with every
+    /// feature, and in their whole forms; the sliced forward stages no whole row of Q.
+    #[test]
+    fn portable_kernels_compile_sliced_and_whole() {
+        use crate::attention::{AttentionBwdConfig, AttentionFwdConfig, Variant};
+        let fwd = |bq, bkv| AttentionFwdConfig::new(Variant::Portable, bq, bkv);
+        let bwd = |bq, bkv| AttentionBwdConfig::new(Variant::Portable, bq, bkv);
+        for (f, b, dims, causal) in [
+            (
+                fwd(128, 32).with_slices(),
+                bwd(64, 32).with_slices(),
+                (128, 128),
+                false,
+            ),
+            (
+                fwd(64, 64).with_slices(),
+                bwd(32, 64).with_slices(),
+                (96, 96),
+                true,
+            ),
+            (
+                fwd(64, 32).with_slices(),
+                bwd(64, 32).with_slices().with_fused_dq(),
+                (128, 128),
+                true,
+            ),
+            (
+                fwd(32, 16).with_slices(),
+                bwd(16, 16).with_slices(),
+                (256, 128),
+                false,
+            ),
+            (
+                fwd(64, 32).with_registers(),
+                bwd(32, 32).with_registers(),
+                (64, 64),
+                true,
+            ),
+            (fwd(16, 16), bwd(16, 16), (64, 64), false),
+        ] {
+            let sources = portable_cuda_sources(&f, &b, dims, causal).expect("portable sources");
+            assert_eq!(sources.len(), if b.fused_dq { 2 } else { 3 });
+            if let Ok(dir) = std::env::var("FLINT_DUMP_PORTABLE") {
+                for (name, source) in &sources {
+                    let tag = format!(
+                        "{}x{}_{}x{}_d{}",
+                        f.block_q, f.block_kv, b.block_q, b.block_kv, dims.0
+                    );
+                    let path = format!("{dir}/{name}_{tag}_s{}.cu", u8::from(f.sliced));
+                    std::fs::write(path, source).expect("dump");
+                }
+            }
+            for (name, source) in &sources {
+                assert!(source.contains("__syncthreads"), "{name}: no barriers");
+            }
         }
     }
 

@@ -19,6 +19,7 @@ pub mod dropout;
 pub mod forward;
 pub(crate) mod mma_tiles;
 mod op;
+pub(crate) mod portable_slices;
 pub(crate) mod portable_tiles;
 mod problem;
 

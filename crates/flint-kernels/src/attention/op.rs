@@ -173,6 +173,20 @@ impl AttentionFwdOp {
             .collect()
     }
 
+    /// The portable tilings that run the call with the accumulator in registers, largest
+    /// first: each whole where it fits, else sliced where that fits (small shared memories
+    /// at large `D`).
+    fn register_configs(&self, inv: &Invocation) -> Vec<AttentionFwdConfig> {
+        Self::variant_configs(Variant::Portable, &PORTABLE_TILINGS)
+            .into_iter()
+            .filter_map(|c| {
+                [c.with_registers(), c.with_slices()]
+                    .into_iter()
+                    .find(|c| self.check(inv, c).is_ok())
+            })
+            .collect()
+    }
+
     /// The portable tilings, largest first: with the accumulator in registers where the
     /// device keeps arrays across barriers, then in shared memory.
     fn portable_configs(&self) -> Vec<AttentionFwdConfig> {
@@ -322,7 +336,9 @@ impl Op for AttentionFwdOp {
         // in registers on CUDA and ROCm; re-tune.
         // 12: the cmma kernel reads vectors, takes 128-row tiles and skips masks and
         // rescales where it can; re-tune.
-        12
+        // 13: the portable kernel's sliced form joins the candidates where whole rows do
+        // not fit (48 KiB at D = 128); re-tune.
+        13
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionFwdConfig, String> {
@@ -354,7 +370,8 @@ impl Op for AttentionFwdOp {
         // Portable (f32): with the accumulator in registers, 128x32 was the tuner's pick on
         // an H100 non-causal at D = 128 (run127; 64x32 causal and at D = 64, within 3-7%);
         // `check` refuses it where arrays may not be kept across barriers.
-        tries.push(AttentionFwdConfig::new(Variant::Portable, 128, 32).with_registers());
+        let portable = AttentionFwdConfig::new(Variant::Portable, 128, 32);
+        tries.extend([portable.with_registers(), portable.with_slices()]);
         tries.extend(self.portable_configs());
         tries
             .into_iter()
@@ -378,15 +395,14 @@ impl Op for AttentionFwdOp {
                 Self::variant_configs(Variant::Cmma, &CMMA_TILINGS)
             } else {
                 // The four largest portable tilings that fit with the accumulator in
-                // registers (where the device keeps arrays across barriers), then the two
-                // largest with it in shared memory.
+                // registers (where the device keeps arrays across barriers; sliced where
+                // whole rows do not fit), then the two largest with it in shared memory.
                 let fitting = |all: Vec<AttentionFwdConfig>| -> Vec<AttentionFwdConfig> {
                     all.into_iter()
                         .filter(|c| self.check(inv, c).is_ok())
                         .collect()
                 };
-                let mut regs = fitting(self.portable_configs());
-                regs.retain(|c| c.registers);
+                let mut regs = self.register_configs(inv);
                 regs.truncate(4);
                 let mut shared =
                     fitting(Self::variant_configs(Variant::Portable, &PORTABLE_TILINGS));
@@ -411,6 +427,13 @@ impl Op for AttentionFwdOp {
         }
         if c.registers && c.variant != Variant::Portable {
             return Err("registers applies to the portable variant only".into());
+        }
+        if c.sliced && !c.registers {
+            return Err(
+                "sliced needs registers (the portable variant's sliced form keeps \
+                        its sums in registers)"
+                    .into(),
+            );
         }
         if c.splits > 1 && c.variant != Variant::Mma {
             return Err(format!(
@@ -679,6 +702,49 @@ mod tests {
     fn with_dtype(inv: &Invocation, dtype: &str) -> Invocation {
         let sig = inv.signature().clone().with("dtype", dtype);
         Invocation::new("attention_fwd", sig, inv.fingerprint().clone())
+    }
+
+    /// f32 through Vulkan at D = 128: whole rows of Q leave only small tilings in 48 KiB,
+    /// so the sliced form serves the large ones, and the heuristic takes it.
+    #[test]
+    fn the_sliced_form_serves_f32_where_whole_rows_do_not_fit() {
+        let op = AttentionFwdOp::new(DeviceLimits {
+            arrays_across_barriers: true,
+            ..vulkan().limits
+        });
+        let f32_call = with_dtype(&call(4, 16, 1024, 1024), "f32");
+        let portable = |bq, bkv| AttentionFwdConfig::new(Variant::Portable, bq, bkv);
+        assert_eq!(
+            op.heuristic(&f32_call).unwrap(),
+            portable(128, 32).with_slices()
+        );
+        let cands = op.candidates(&f32_call);
+        assert_eq!(
+            &cands[..4],
+            &[
+                portable(128, 32).with_slices(),
+                portable(64, 64).with_slices(),
+                portable(64, 32).with_slices(),
+                portable(32, 64).with_slices(),
+            ]
+        );
+        for c in &cands {
+            assert!(c.smem_bytes(128, 128) <= 49_152, "{c:?} exceeds 48 KiB");
+        }
+        // Where whole rows fit, they are preferred; sliced needs registers.
+        let cuda = h100();
+        let cuda = AttentionFwdOp::new(DeviceLimits {
+            arrays_across_barriers: true,
+            ..cuda.limits
+        });
+        let on_cuda = with_dtype(&call(4, 16, 1024, 1024), "f32");
+        assert!(!cuda.candidates(&on_cuda).iter().any(|c| c.sliced));
+        let no_regs = AttentionFwdConfig {
+            registers: false,
+            ..portable(64, 32).with_slices()
+        };
+        let why = op.check(&f32_call, &no_regs).unwrap_err();
+        assert!(why.contains("sliced needs registers"), "{why}");
     }
 
     #[test]

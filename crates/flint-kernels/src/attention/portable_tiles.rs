@@ -34,11 +34,44 @@ pub(crate) fn stage_vectors<F: Float>(
     #[comptime] units: u32,
     tid: u32,
 ) {
-    let per_row = comptime!(width.div_ceil(MICRO));
+    stage_columns::<F>(
+        t,
+        base,
+        first,
+        seq,
+        tile,
+        0u32,
+        rows,
+        width,
+        comptime!(width.div_ceil(MICRO)),
+        stride,
+        units,
+        tid,
+    );
+}
+
+/// As [`stage_vectors`], for the `per_row` vectors of each row from vector `col0`: a slice
+/// of the rows' columns (elements past `width` read as zero).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn stage_columns<F: Float>(
+    t: &Tensor<F>,
+    base: usize,
+    first: i32,
+    seq: u32,
+    tile: &mut SharedMemory<Vector<f32, Quad>>,
+    col0: u32,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+    #[comptime] per_row: u32,
+    #[comptime] stride: u32,
+    #[comptime] units: u32,
+    tid: u32,
+) {
     let mut idx = tid;
     while idx < rows * per_row {
         let r = idx / per_row;
-        let c4 = idx % per_row;
+        let c4 = col0 + idx % per_row;
         let row = first + r as i32;
         let mut x = Vector::<f32, Quad>::new(0.0f32);
         if row >= 0 && row < seq as i32 {
@@ -51,7 +84,7 @@ pub(crate) fn stage_vectors<F: Float>(
                 }
             }
         }
-        tile[(r * stride + c4) as usize] = x;
+        tile[(r * stride + idx % per_row) as usize] = x;
         idx += units;
     }
 }
@@ -70,10 +103,23 @@ pub(crate) fn dot_block(
     #[comptime] stride: u32,
     dot: &mut Array<f32>,
 ) {
-    #[unroll]
-    for i in 0..MICRO * MICRO {
-        dot[i as usize] = 0.0;
-    }
+    zero_array(dot, comptime!(MICRO * MICRO));
+    add_dot_block(a, row0, b, key0, key_step, vectors, stride, dot);
+}
+
+/// As [`dot_block`], adding to `dot` instead of overwriting it.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn add_dot_block(
+    a: &SharedMemory<Vector<f32, Quad>>,
+    row0: u32,
+    b: &SharedMemory<Vector<f32, Quad>>,
+    key0: u32,
+    #[comptime] key_step: u32,
+    #[comptime] vectors: u32,
+    #[comptime] stride: u32,
+    dot: &mut Array<f32>,
+) {
     for c4 in 0..vectors {
         let mut qa = Array::<Vector<f32, Quad>>::new(MICRO as usize);
         let mut ka = Array::<Vector<f32, Quad>>::new(MICRO as usize);

@@ -201,19 +201,15 @@ fn launch_with<R: Runtime>(
     let bhkv = to_u32(problem.batch * problem.kv_heads, "batch x kv heads")?;
     let q_rows = to_u32(problem.seq_q, "seq_q")?;
     let (left, right) = problem.window;
+    to_u32(problem.head_dim.max(problem.val_dim), "head_dim")?;
     let params = BwdParams {
-        block_q: c.block_q,
-        block_kv: c.block_kv,
-        head_dim: to_u32(problem.head_dim, "head_dim")?,
-        val_dim: to_u32(problem.val_dim, "val_dim")?,
         has_left: left.is_some(),
         has_right: right.is_some(),
         has_bias: problem.has_bias,
         has_dbias: dbias,
         has_softcap: problem.softcap.is_some(),
         has_dropout: problem.dropout.is_some(),
-        reg_acc: c.registers,
-        fused_dq: c.fused_dq,
+        ..c.portable_params(problem.head_dim, problem.val_dim)
     };
     // delta = rowsum(dO ∘ O) and lse2 = lse · log2 e: memory-bound, one kernel for every
     // variant.

@@ -3,7 +3,7 @@
 mod dq_accum;
 pub(crate) mod launch;
 pub(crate) mod mma;
-mod portable;
+pub(crate) mod portable;
 
 pub use launch::{
     AttentionBwdArgs, choose_attention_bwd, launch_attention_bwd, prepare_attention_bwd,

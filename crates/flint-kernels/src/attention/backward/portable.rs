@@ -20,6 +20,7 @@ use cubecl::prelude::*;
 use crate::attention::backward::mma::dq_block_offset;
 use crate::attention::dropout::uniform_cube;
 use crate::attention::forward::{LOG2_E, MASKED_BELOW, PortableScalars};
+use crate::attention::portable_slices::{add_chunked_products, chunk_rows, slice_len, sliced_dot};
 use crate::attention::portable_tiles::{
     BlockShape, MICRO, Quad, accumulate_block, add_block_products, block_len, dot_block,
     stage_vectors, write_block, zero_array,
@@ -55,6 +56,29 @@ pub struct BwdParams {
     /// through two-element atomics (five products per tile pair instead of seven); needs
     /// `reg_acc` and `D` a multiple of 8.
     pub fused_dq: bool,
+    /// The products over `D` stage their operands a slice at a time, and those over a
+    /// tile's rows their second operand a chunk of rows at a time
+    /// (`crate::attention::portable_slices`): nothing stays staged across tiles, so large
+    /// tiles fit small shared memories. Needs `reg_acc`.
+    pub sliced: bool,
+}
+
+impl BwdParams {
+    /// Vectors of the buffer of the query side's slices (Q, dO) and of every chunk (sliced).
+    pub(crate) fn a_len(&self) -> u32 {
+        slice_len(self.block_q, self.head_dim).max(slice_len(self.block_q, self.val_dim))
+    }
+
+    /// Vectors of the buffer of the key side's slices (K, V; sliced).
+    pub(crate) fn b_len(&self) -> u32 {
+        slice_len(self.block_kv, self.head_dim).max(slice_len(self.block_kv, self.val_dim))
+    }
+
+    /// Rows per chunk of a product's operand of `stride` vectors per row summed over `count`
+    /// rows (sliced).
+    pub(crate) fn chunk(&self, stride: u32, count: u32) -> u32 {
+        chunk_rows(self.a_len(), stride, count)
+    }
 }
 
 /// `delta[b, h, i] = Σ_d dO[b, h, i, d] · O[b, h, i, d]` in f32. Cube `(lanes, rows)`: the
@@ -294,15 +318,15 @@ fn zero_vectors(
     }
 }
 
-/// dQ += this tile's `dS·K` for the unit's 4 query rows `start + row0 + r` (those below
-/// `q_hi`) by its vectors `tx + c · vec_step`, through two-element atomic adds into `dq_acc`
-/// (each head in 8x8 blocks from `head_base`, see `dq_block_offset`; `D` a multiple of 8, so
-/// a vector of 4 lies inside one block row).
+/// dQ += this tile's `dS·K` (`sum`, the unit's share as [`add_block_products`] leaves it)
+/// for the unit's 4 query rows `start + row0 + r` (those below `q_hi`) by its vectors
+/// `tx + c · vec_step`, through two-element atomic adds into `dq_acc` (each head in 8x8
+/// blocks from `head_base`, see `dq_block_offset`; `D` a multiple of 8, so a vector of 4
+/// lies inside one block row).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn add_dq_tile<NA: Size>(
-    ds_s: &SharedMemory<f32>,
-    k_s: &SharedMemory<Vector<f32, Quad>>,
+    sum: &Array<f32>,
     dq_acc: &mut Tensor<Atomic<Vector<f32, NA>>>,
     head_base: usize,
     start: i32,
@@ -313,9 +337,6 @@ fn add_dq_tile<NA: Size>(
     #[comptime] g: BlockShape,
 ) {
     let n_vecs = comptime!(g.vectors.div_ceil(g.vec_step));
-    let mut sum = Array::<f32>::new(comptime!(block_len(g) as usize));
-    zero_array(&mut sum, comptime!(block_len(g)));
-    add_block_products(ds_s, row0 * g.w_step, k_s, tx, &mut sum, g);
     #[unroll]
     for r in 0..MICRO {
         let row = start + (row0 + r) as i32;
@@ -339,6 +360,43 @@ fn add_dq_tile<NA: Size>(
             }
         }
     }
+}
+
+/// Sliced: `dot` becomes the unit's 4 x 4 block of `Q·Kᵀ` and `dp` that of `dO·Vᵀ`, for
+/// the tile of query rows from `q_first` and keys from `k_first` (see [`sliced_dot`]).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn sliced_dots<F: Float>(
+    q: &Tensor<F>,
+    k: &Tensor<F>,
+    v: &Tensor<F>,
+    dout: &Tensor<F>,
+    q_base: usize,
+    k_base: usize,
+    v_base: usize,
+    do_base: usize,
+    q_first: i32,
+    k_first: i32,
+    a_s: &mut SharedMemory<Vector<f32, Quad>>,
+    b_s: &mut SharedMemory<Vector<f32, Quad>>,
+    row0: u32,
+    tx: u32,
+    dot: &mut Array<f32>,
+    dp: &mut Array<f32>,
+    #[comptime] p: BwdParams,
+    #[comptime] units: u32,
+    tid: u32,
+) {
+    let (seq_q, seq_kv) = (q.shape(2) as u32, k.shape(2) as u32);
+    let (bq, bkv) = (p.block_q, p.block_kv);
+    sliced_dot::<F>(
+        q, q_base, q_first, seq_q, k, k_base, k_first, seq_kv, a_s, b_s, row0, tx, dot, bq, bkv,
+        p.head_dim, units, tid,
+    );
+    sliced_dot::<F>(
+        dout, do_base, q_first, seq_q, v, v_base, k_first, seq_kv, a_s, b_s, row0, tx, dp, bq, bkv,
+        p.val_dim, units, tid,
+    );
 }
 
 /// dK and dV (and with `fused_dq`, dQ into `dq_acc`). Grid: `(ceil(Sk / block_kv), B·Hkv)`,
@@ -397,10 +455,15 @@ pub fn attention_bwd_dkdv<F: Float, NA: Size>(
         q_hi = min(q_hi, k_last - offset + s.left as i32 + 1);
     }
 
-    let mut k_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_kv * kw) as usize));
-    let mut v_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_kv * vw) as usize));
-    let mut q_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_q * kw) as usize));
-    let mut do_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_q * vw) as usize));
+    // Sliced, K's buffer takes the key side's slices, Q's the query side's and the chunks.
+    let k_len = comptime!(if p.sliced { p.b_len() } else { p.block_kv * kw });
+    let v_len = comptime!(if p.sliced { 1 } else { p.block_kv * vw });
+    let q_len = comptime!(if p.sliced { p.a_len() } else { p.block_q * kw });
+    let do_len = comptime!(if p.sliced { 1 } else { p.block_q * vw });
+    let mut k_s = SharedMemory::<Vector<f32, Quad>>::new(k_len as usize);
+    let mut v_s = SharedMemory::<Vector<f32, Quad>>::new(v_len as usize);
+    let mut q_s = SharedMemory::<Vector<f32, Quad>>::new(q_len as usize);
+    let mut do_s = SharedMemory::<Vector<f32, Quad>>::new(do_len as usize);
     // With the accumulators in registers, their shared memory shrinks to one vector.
     let dk_len = comptime!(if p.reg_acc { 1 } else { p.block_kv * kw });
     let dv_len = comptime!(if p.reg_acc { 1 } else { p.block_kv * vw });
@@ -414,30 +477,33 @@ pub fn attention_bwd_dkdv<F: Float, NA: Size>(
 
     let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
     let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
-    stage_vectors::<F>(
-        k,
-        k_base,
-        k_first as i32,
-        seq_kv,
-        &mut k_s,
-        bkv,
-        p.head_dim,
-        kw,
-        units,
-        tid,
-    );
-    stage_vectors::<F>(
-        v,
-        v_base,
-        k_first as i32,
-        seq_kv,
-        &mut v_s,
-        bkv,
-        p.val_dim,
-        vw,
-        units,
-        tid,
-    );
+    // Sliced, K and V are staged with each query tile.
+    if comptime!(!p.sliced) {
+        stage_vectors::<F>(
+            k,
+            k_base,
+            k_first as i32,
+            seq_kv,
+            &mut k_s,
+            bkv,
+            p.head_dim,
+            kw,
+            units,
+            tid,
+        );
+        stage_vectors::<F>(
+            v,
+            v_base,
+            k_first as i32,
+            seq_kv,
+            &mut v_s,
+            bkv,
+            p.val_dim,
+            vw,
+            units,
+            tid,
+        );
+    }
     zero_vectors(&mut dk_acc, dk_len, units, tid);
     zero_vectors(&mut dv_acc, dv_len, units, tid);
     // dV += Pᵀ·dO and dK += dSᵀ·Q: this unit's 4 keys tx + r · cols_n by the vectors of its
@@ -477,12 +543,14 @@ pub fn attention_bwd_dkdv<F: Float, NA: Size>(
         let mut start = q_lo;
         while start < q_hi {
             sync_cube();
-            stage_vectors::<F>(
-                q, q_base, start, seq_q, &mut q_s, bq, p.head_dim, kw, units, tid,
-            );
-            stage_vectors::<F>(
-                dout, do_base, start, seq_q, &mut do_s, bq, p.val_dim, vw, units, tid,
-            );
+            if comptime!(!p.sliced) {
+                stage_vectors::<F>(
+                    q, q_base, start, seq_q, &mut q_s, bq, p.head_dim, kw, units, tid,
+                );
+                stage_vectors::<F>(
+                    dout, do_base, start, seq_q, &mut do_s, bq, p.val_dim, vw, units, tid,
+                );
+            }
             stage_row_stats(
                 lse,
                 delta,
@@ -496,12 +564,36 @@ pub fn attention_bwd_dkdv<F: Float, NA: Size>(
                 units,
                 tid,
             );
-            sync_cube();
-
             let mut dot = Array::<f32>::new(comptime!((MICRO * MICRO) as usize));
             let mut dp = Array::<f32>::new(comptime!((MICRO * MICRO) as usize));
-            dot_block(&q_s, row0, &k_s, tx, cols_n, d4, kw, &mut dot);
-            dot_block(&do_s, row0, &v_s, tx, cols_n, v4, vw, &mut dp);
+            if comptime!(p.sliced) {
+                // The row statistics are read after the slices' barriers.
+                sliced_dots::<F>(
+                    q,
+                    k,
+                    v,
+                    dout,
+                    q_base,
+                    k_base,
+                    v_base,
+                    do_base,
+                    start,
+                    k_first as i32,
+                    &mut q_s,
+                    &mut k_s,
+                    row0,
+                    tx,
+                    &mut dot,
+                    &mut dp,
+                    p,
+                    units,
+                    tid,
+                );
+            } else {
+                sync_cube();
+                dot_block(&q_s, row0, &k_s, tx, cols_n, d4, kw, &mut dot);
+                dot_block(&do_s, row0, &v_s, tx, cols_n, v4, vw, &mut dp);
+            }
             #[unroll]
             for r in 0..MICRO {
                 let row = start + (row0 + r) as i32;
@@ -542,14 +634,74 @@ pub fn attention_bwd_dkdv<F: Float, NA: Size>(
             }
             sync_cube();
 
-            if comptime!(p.reg_acc) {
+            if comptime!(p.sliced) {
+                add_chunked_products::<F>(
+                    &p_s,
+                    tx,
+                    dout,
+                    do_base,
+                    start,
+                    seq_q,
+                    &mut q_s,
+                    ty,
+                    &mut dv_r,
+                    p.val_dim,
+                    comptime!(p.chunk(vw, bq)),
+                    dv_shape,
+                    units,
+                    tid,
+                );
+                add_chunked_products::<F>(
+                    &ds_s,
+                    tx,
+                    q,
+                    q_base,
+                    start,
+                    seq_q,
+                    &mut q_s,
+                    ty,
+                    &mut dk_r,
+                    p.head_dim,
+                    comptime!(p.chunk(kw, bq)),
+                    dk_shape,
+                    units,
+                    tid,
+                );
+                if comptime!(p.fused_dq) {
+                    let mut sum = Array::<f32>::new(comptime!(block_len(dq_shape) as usize));
+                    zero_array(&mut sum, comptime!(block_len(dq_shape)));
+                    add_chunked_products::<F>(
+                        &ds_s,
+                        row0 * dq_shape.w_step,
+                        k,
+                        k_base,
+                        k_first as i32,
+                        seq_kv,
+                        &mut q_s,
+                        tx,
+                        &mut sum,
+                        p.head_dim,
+                        comptime!(p.chunk(kw, bkv)),
+                        dq_shape,
+                        units,
+                        tid,
+                    );
+                    let head_base = (bh * seq_q.div_ceil(8) * 8) as usize * p.head_dim as usize;
+                    add_dq_tile::<NA>(
+                        &sum, dq_acc, head_base, start, q_hi, row0, tx, p.head_dim, dq_shape,
+                    );
+                }
+            } else if comptime!(p.reg_acc) {
                 add_block_products(&p_s, tx, &do_s, ty, &mut dv_r, dv_shape);
                 add_block_products(&ds_s, tx, &q_s, ty, &mut dk_r, dk_shape);
                 if comptime!(p.fused_dq) {
                     // The accumulator is ours, contiguous: each head `ceil(Sq / 8) · 8` rows.
                     let head_base = (bh * seq_q.div_ceil(8) * 8) as usize * p.head_dim as usize;
+                    let mut sum = Array::<f32>::new(comptime!(block_len(dq_shape) as usize));
+                    zero_array(&mut sum, comptime!(block_len(dq_shape)));
+                    add_block_products(&ds_s, row0 * dq_shape.w_step, &k_s, tx, &mut sum, dq_shape);
                     add_dq_tile::<NA>(
-                        &ds_s, &k_s, dq_acc, head_base, start, q_hi, row0, tx, p.head_dim, dq_shape,
+                        &sum, dq_acc, head_base, start, q_hi, row0, tx, p.head_dim, dq_shape,
                     );
                 }
             } else {
@@ -629,10 +781,15 @@ pub fn attention_bwd_dq<F: Float>(
         kv_hi = min(kv_hi, q_last + offset + s.right as i32 + 1);
     }
 
-    let mut q_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_q * kw) as usize));
-    let mut do_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_q * vw) as usize));
-    let mut k_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_kv * kw) as usize));
-    let mut v_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_kv * vw) as usize));
+    // Sliced, Q's buffer takes the query side's slices and the chunks, K's the key side's.
+    let q_len = comptime!(if p.sliced { p.a_len() } else { p.block_q * kw });
+    let do_len = comptime!(if p.sliced { 1 } else { p.block_q * vw });
+    let k_len = comptime!(if p.sliced { p.b_len() } else { p.block_kv * kw });
+    let v_len = comptime!(if p.sliced { 1 } else { p.block_kv * vw });
+    let mut q_s = SharedMemory::<Vector<f32, Quad>>::new(q_len as usize);
+    let mut do_s = SharedMemory::<Vector<f32, Quad>>::new(do_len as usize);
+    let mut k_s = SharedMemory::<Vector<f32, Quad>>::new(k_len as usize);
+    let mut v_s = SharedMemory::<Vector<f32, Quad>>::new(v_len as usize);
     let dq_len = comptime!(if p.reg_acc { 1 } else { p.block_q * d4 });
     let mut dq_acc = SharedMemory::<Vector<f32, Quad>>::new(dq_len as usize);
     let mut ds_s = SharedMemory::<f32>::new(comptime!((p.block_q * (p.block_kv + 1)) as usize));
@@ -641,30 +798,33 @@ pub fn attention_bwd_dq<F: Float>(
 
     let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
     let do_base = b as usize * dout.stride(0) + h as usize * dout.stride(1);
-    stage_vectors::<F>(
-        q,
-        q_base,
-        q_first as i32,
-        seq_q,
-        &mut q_s,
-        bq,
-        p.head_dim,
-        kw,
-        units,
-        tid,
-    );
-    stage_vectors::<F>(
-        dout,
-        do_base,
-        q_first as i32,
-        seq_q,
-        &mut do_s,
-        bq,
-        p.val_dim,
-        vw,
-        units,
-        tid,
-    );
+    // Sliced, Q and dO are staged with each key tile.
+    if comptime!(!p.sliced) {
+        stage_vectors::<F>(
+            q,
+            q_base,
+            q_first as i32,
+            seq_q,
+            &mut q_s,
+            bq,
+            p.head_dim,
+            kw,
+            units,
+            tid,
+        );
+        stage_vectors::<F>(
+            dout,
+            do_base,
+            q_first as i32,
+            seq_q,
+            &mut do_s,
+            bq,
+            p.val_dim,
+            vw,
+            units,
+            tid,
+        );
+    }
     stage_row_stats(
         lse,
         delta,
@@ -690,18 +850,41 @@ pub fn attention_bwd_dq<F: Float>(
     let mut start = kv_lo;
     while start < kv_hi {
         sync_cube();
-        stage_vectors::<F>(
-            k, k_base, start, seq_kv, &mut k_s, bkv, p.head_dim, kw, units, tid,
-        );
-        stage_vectors::<F>(
-            v, v_base, start, seq_kv, &mut v_s, bkv, p.val_dim, vw, units, tid,
-        );
-        sync_cube();
-
         let mut dot = Array::<f32>::new(comptime!((MICRO * MICRO) as usize));
         let mut dp = Array::<f32>::new(comptime!((MICRO * MICRO) as usize));
-        dot_block(&q_s, row0, &k_s, tx, cols_n, d4, kw, &mut dot);
-        dot_block(&do_s, row0, &v_s, tx, cols_n, v4, vw, &mut dp);
+        if comptime!(p.sliced) {
+            sliced_dots::<F>(
+                q,
+                k,
+                v,
+                dout,
+                q_base,
+                k_base,
+                v_base,
+                do_base,
+                q_first as i32,
+                start,
+                &mut q_s,
+                &mut k_s,
+                row0,
+                tx,
+                &mut dot,
+                &mut dp,
+                p,
+                units,
+                tid,
+            );
+        } else {
+            stage_vectors::<F>(
+                k, k_base, start, seq_kv, &mut k_s, bkv, p.head_dim, kw, units, tid,
+            );
+            stage_vectors::<F>(
+                v, v_base, start, seq_kv, &mut v_s, bkv, p.val_dim, vw, units, tid,
+            );
+            sync_cube();
+            dot_block(&q_s, row0, &k_s, tx, cols_n, d4, kw, &mut dot);
+            dot_block(&do_s, row0, &v_s, tx, cols_n, v4, vw, &mut dp);
+        }
         #[unroll]
         for r in 0..MICRO {
             let row = (q_first + row0 + r) as i32;
@@ -731,7 +914,24 @@ pub fn attention_bwd_dq<F: Float>(
             }
         }
         sync_cube();
-        if comptime!(p.reg_acc) {
+        if comptime!(p.sliced) {
+            add_chunked_products::<F>(
+                &ds_s,
+                row0 * t_stride,
+                k,
+                k_base,
+                start,
+                seq_kv,
+                &mut q_s,
+                tx,
+                &mut dq_r,
+                p.head_dim,
+                comptime!(p.chunk(kw, bkv)),
+                dq_shape,
+                units,
+                tid,
+            );
+        } else if comptime!(p.reg_acc) {
             add_block_products(&ds_s, row0 * t_stride, &k_s, tx, &mut dq_r, dq_shape);
         } else {
             accumulate_block(

@@ -175,16 +175,12 @@ fn launch_with<R: Runtime>(
         }
         Variant::Portable => {
             let params = PortableParams {
-                block_q: c.block_q,
-                block_kv: c.block_kv,
-                head_dim,
-                val_dim,
                 has_left: left.is_some(),
                 has_right: right.is_some(),
                 has_bias: problem.has_bias,
                 has_softcap: problem.softcap.is_some(),
                 has_dropout: problem.dropout.is_some(),
-                reg_acc: c.registers,
+                ..c.portable_params(problem.head_dim, problem.val_dim)
             };
             // SAFETY: the kernel guards each index against the shapes it is given (see
             // `crate::attention` on bounds); CubeCL's own checks would only repeat them.

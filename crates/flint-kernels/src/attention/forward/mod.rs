@@ -10,7 +10,9 @@ pub use launch::{AttentionFwdArgs, choose_attention_fwd, launch_attention_fwd};
 pub(crate) use launch::{
     MAX_GRID_Y, causal_order, head_groups, scalars, streaming_multiprocessors, tile_map, vector_ok,
 };
-pub(crate) use portable::PortableScalars;
+#[cfg(all(feature = "cuda", feature = "wgpu"))]
+pub(crate) use portable::attention_fwd_portable;
+pub(crate) use portable::{PortableParams, PortableScalars};
 
 /// Scores at or below this are masked. Real scores never get near it; a bias of `-inf`
 /// (how bool masks arrive) always does.

@@ -21,6 +21,7 @@ use cubecl::prelude::*;
 
 use super::{MASKED_BELOW, NO_MAX};
 use crate::attention::dropout::uniform_cube;
+use crate::attention::portable_slices::{add_chunked_products, chunk_rows, slice_len, sliced_dot};
 use crate::attention::portable_tiles::{
     BlockShape, MICRO, Quad, accumulate_block, add_block_products, block_len, dot_block,
     scale_block, stage_vectors, zero_array,
@@ -48,8 +49,44 @@ pub struct PortableParams {
     /// Dropout is applied.
     pub has_dropout: bool,
     /// The output accumulator lives in each unit's registers rather than in shared memory:
-    /// only where arrays may be kept across cube barriers (not wgpu, see above).
+    /// only where arrays may be kept across cube barriers (not lavapipe, see above).
     pub reg_acc: bool,
+    /// Q and K are staged a slice of `D` at a time for each tile, and V a chunk of keys at a
+    /// time (`crate::attention::portable_slices`), so that large tiles fit small shared
+    /// memories. Needs `reg_acc`.
+    pub sliced: bool,
+}
+
+impl PortableParams {
+    /// Vectors of the buffer Q (sliced: a slice of it) is staged into.
+    pub(crate) fn q_len(&self) -> u32 {
+        if self.sliced {
+            slice_len(self.block_q, self.head_dim)
+        } else {
+            self.block_q * (self.head_dim.div_ceil(MICRO) + 1)
+        }
+    }
+
+    /// Vectors of the buffer K then V (sliced: a slice of K, then chunks of V) are staged
+    /// into.
+    pub(crate) fn kv_len(&self) -> u32 {
+        let v4 = self.val_dim.div_ceil(MICRO);
+        if self.sliced {
+            // A chunk of V takes at least 4 keys, or the slice's size if larger.
+            slice_len(self.block_kv, self.head_dim).max(4 * v4)
+        } else {
+            (self.block_kv * (self.head_dim.div_ceil(MICRO) + 1)).max(self.block_kv * v4)
+        }
+    }
+
+    /// Keys per chunk of V (sliced), or the whole tile.
+    pub(crate) fn v_chunk(&self) -> u32 {
+        if self.sliced {
+            chunk_rows(self.kv_len(), self.val_dim.div_ceil(MICRO), self.block_kv)
+        } else {
+            self.block_kv
+        }
+    }
 }
 
 /// Runtime scalars of one launch.
@@ -165,9 +202,8 @@ pub fn attention_fwd_portable<F: Float>(
     let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
     let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
 
-    let mut q_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!((p.block_q * row_w) as usize));
-    let kv_len = comptime!((p.block_kv * row_w).max(p.block_kv * v4) as usize);
-    let mut kv = SharedMemory::<Vector<f32, Quad>>::new(kv_len);
+    let mut q_s = SharedMemory::<Vector<f32, Quad>>::new(comptime!(p.q_len() as usize));
+    let mut kv = SharedMemory::<Vector<f32, Quad>>::new(comptime!(p.kv_len() as usize));
     // With the accumulator in registers, its shared memory shrinks to one vector.
     let acc_len = comptime!(if p.reg_acc { 1 } else { p.block_q * v4 });
     let mut acc = SharedMemory::<Vector<f32, Quad>>::new(acc_len as usize);
@@ -178,19 +214,21 @@ pub fn attention_fwd_portable<F: Float>(
     let mut row_max = SharedMemory::<f32>::new(p.block_q as usize);
     let mut row_scale = SharedMemory::<f32>::new(p.block_q as usize);
 
-    // Q; rows past the sequence read as zero.
-    stage_vectors::<F>(
-        q,
-        q_base,
-        q_first as i32,
-        seq_q,
-        &mut q_s,
-        bq,
-        dk,
-        row_w,
-        units,
-        tid,
-    );
+    // Q; rows past the sequence read as zero. Sliced, each tile stages its slices.
+    if comptime!(!p.sliced) {
+        stage_vectors::<F>(
+            q,
+            q_base,
+            q_first as i32,
+            seq_q,
+            &mut q_s,
+            bq,
+            dk,
+            row_w,
+            units,
+            tid,
+        );
+    }
     let mut idx = tid;
     while idx < acc_len {
         acc[idx as usize] = Vector::new(0.0f32);
@@ -220,15 +258,37 @@ pub fn attention_fwd_portable<F: Float>(
 
     let mut start = kv_lo;
     while start < kv_hi {
-        // K: keys past the end read as zero and are masked below.
-        stage_vectors::<F>(
-            k, k_base, start, seq_kv, &mut kv, bkv, dk, row_w, units, tid,
-        );
-        sync_cube();
-
-        // This unit's 4 x 4 block of scores: rows row0.., keys tx + c · cols_n.
+        // This unit's 4 x 4 block of scores: rows row0.., keys tx + c · cols_n. Keys past
+        // the end read as zero and are masked below.
         let mut dot = Array::<f32>::new(comptime!((MICRO * MICRO) as usize));
-        dot_block(&q_s, row0, &kv, tx, cols_n, d4, row_w, &mut dot);
+        if comptime!(p.sliced) {
+            sliced_dot::<F>(
+                q,
+                q_base,
+                q_first as i32,
+                seq_q,
+                k,
+                k_base,
+                start,
+                seq_kv,
+                &mut q_s,
+                &mut kv,
+                row0,
+                tx,
+                &mut dot,
+                bq,
+                bkv,
+                dk,
+                units,
+                tid,
+            );
+        } else {
+            stage_vectors::<F>(
+                k, k_base, start, seq_kv, &mut kv, bkv, dk, row_w, units, tid,
+            );
+            sync_cube();
+            dot_block(&q_s, row0, &kv, tx, cols_n, d4, row_w, &mut dot);
+        }
         #[unroll]
         for r in 0..MICRO {
             let row = q_first + row0 + r;
@@ -270,8 +330,11 @@ pub fn attention_fwd_portable<F: Float>(
         }
         sync_cube();
 
-        // V over K, while each row's unit folds the partial maxima into its own.
-        stage_vectors::<F>(v, v_base, start, seq_kv, &mut kv, bkv, dv, v4, units, tid);
+        // V over K, while each row's unit folds the partial maxima into its own (sliced, V
+        // comes in chunks with the products).
+        if comptime!(!p.sliced) {
+            stage_vectors::<F>(v, v_base, start, seq_kv, &mut kv, bkv, dv, v4, units, tid);
+        }
         if tid < bq {
             let mut tile_max = f32::new(NO_MAX);
             for t in 0..cols_n {
@@ -327,7 +390,25 @@ pub fn attention_fwd_portable<F: Float>(
                 l += part[(tid * cols_n + t) as usize];
             }
         }
-        if comptime!(p.reg_acc) {
+        if comptime!(p.sliced) {
+            scale_block(&mut o_r, &row_scale, row0, pv);
+            add_chunked_products::<F>(
+                &probs,
+                row0 * p_stride,
+                v,
+                v_base,
+                start,
+                seq_kv,
+                &mut kv,
+                tx,
+                &mut o_r,
+                dv,
+                comptime!(p.v_chunk()),
+                pv,
+                units,
+                tid,
+            );
+        } else if comptime!(p.reg_acc) {
             scale_block(&mut o_r, &row_scale, row0, pv);
             add_block_products(&probs, row0 * p_stride, &kv, tx, &mut o_r, pv);
         } else {
@@ -343,8 +424,11 @@ pub fn attention_fwd_portable<F: Float>(
                 pv,
             );
         }
-        // The next tile overwrites K, V and the probabilities.
-        sync_cube();
+        // The next tile overwrites K, V and the probabilities (sliced, the chunks' last
+        // barrier has passed).
+        if comptime!(!p.sliced) {
+            sync_cube();
+        }
         start += bkv as i32;
     }
 
