@@ -246,17 +246,21 @@ impl Op for AttentionBwdOp {
         if self.mma_refusal(inv).is_some() {
             // The three largest portable tilings that fit with the accumulators in registers
             // (where the device keeps arrays across barriers; sliced where whole rows do not
-            // fit), the two largest of those with dQ fused (where the atomics are), then the
-            // largest with the accumulators in shared memory; four of those where registers
-            // cannot serve.
+            // fit) and the two largest of those with dQ fused (where the atomics are); else
+            // the four largest with the accumulators in shared memory. Where registers
+            // serve, the fastest of them ran 1.6-28x the best shared form at every measured
+            // shape (CUDA and Vulkan, docs/PERF.md): the shared ones only lengthened first
+            // use (16x8 at D = 128 through Vulkan took 1.15 s a call).
             let mut regs = self.register_configs(inv);
             regs.truncate(3);
+            if regs.is_empty() {
+                let mut shared = fitting(Self::configs(Variant::Portable, &PORTABLE_TILINGS));
+                shared.truncate(4);
+                return shared;
+            }
             let mut fused = fitting(regs.iter().map(|c| c.with_fused_dq()).collect());
             fused.truncate(2);
-            let mut shared = fitting(Self::configs(Variant::Portable, &PORTABLE_TILINGS));
-            shared.truncate(if regs.is_empty() { 4 } else { 1 });
             regs.extend(fused);
-            regs.extend(shared);
             return regs;
         }
         let mut all = Self::configs(Variant::Mma, &[(64, 32), (64, 64)]);
@@ -577,7 +581,6 @@ mod tests {
                 regs(64, 32),
                 regs(128, 32).with_fused_dq(),
                 regs(64, 64).with_fused_dq(),
-                portable(64, 32),
             ]
         );
         assert_eq!(

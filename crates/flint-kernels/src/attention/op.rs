@@ -396,18 +396,19 @@ impl Op for AttentionFwdOp {
             } else {
                 // The four largest portable tilings that fit with the accumulator in
                 // registers (where the device keeps arrays across barriers; sliced where
-                // whole rows do not fit), then the two largest with it in shared memory.
-                let fitting = |all: Vec<AttentionFwdConfig>| -> Vec<AttentionFwdConfig> {
-                    all.into_iter()
-                        .filter(|c| self.check(inv, c).is_ok())
-                        .collect()
-                };
+                // whole rows do not fit), else the four largest with it in shared memory.
+                // Where registers serve, the fastest of them ran 1.2-21x the best shared
+                // form at every measured shape (CUDA and Vulkan, docs/PERF.md): the shared
+                // ones only lengthened first use.
                 let mut regs = self.register_configs(inv);
                 regs.truncate(4);
-                let mut shared =
-                    fitting(Self::variant_configs(Variant::Portable, &PORTABLE_TILINGS));
-                shared.truncate(if regs.is_empty() { 4 } else { 2 });
-                regs.extend(shared);
+                if regs.is_empty() {
+                    regs = Self::variant_configs(Variant::Portable, &PORTABLE_TILINGS)
+                        .into_iter()
+                        .filter(|c| self.check(inv, c).is_ok())
+                        .take(4)
+                        .collect();
+                }
                 regs
             };
         }
