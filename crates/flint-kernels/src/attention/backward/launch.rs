@@ -201,6 +201,7 @@ fn launch_with<R: Runtime>(
     let bhkv = to_u32(problem.batch * problem.kv_heads, "batch x kv heads")?;
     let q_rows = to_u32(problem.seq_q, "seq_q")?;
     let (left, right) = problem.window;
+    // The kernels take the head dims as u32 (`portable_params` casts them).
     to_u32(problem.head_dim.max(problem.val_dim), "head_dim")?;
     let params = BwdParams {
         has_left: left.is_some(),

@@ -13,7 +13,8 @@
 //! `block_q · block_kv / 16` units, each computing a 4 x 4 block of a tile's scores and of
 //! `dO·Vᵀ`, then adding blocks of products into its accumulators: per-unit arrays where the
 //! device keeps them across barriers ([`BwdParams::reg_acc`]), else shared memory (as in the
-//! forward, for lavapipe's coroutine lowering of barriers).
+//! forward, for lavapipe's coroutine lowering of barriers). The sliced form
+//! ([`BwdParams::sliced`]) keeps nothing staged across tiles, for small shared memories.
 
 use cubecl::prelude::*;
 

@@ -16,6 +16,10 @@
 //! their frames. There the output accumulator is in shared memory and each tile's product is
 //! summed in registers and added to it once; on CUDA and ROCm ([`PortableParams::reg_acc`])
 //! each unit keeps its share of the output in registers for the whole walk.
+//!
+//! Where whole rows of Q do not fit the shared memory (48 KiB through Vulkan at D = 128), the
+//! sliced form ([`PortableParams::sliced`]) stages Q and K 32 columns at a time for each tile
+//! and V a chunk of keys at a time (`crate::attention::portable_slices`).
 
 use cubecl::prelude::*;
 
