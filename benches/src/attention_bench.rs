@@ -39,14 +39,17 @@
 //! backward): `# flint first fwd+bwd call`; `# tuned OP in S s` gives each tuning's wall time.
 //! `--bwd-configs` adds one row per tensor-core backward tiling, two-kernel and fused dQ
 //! (`flint-mma64-fused`, sm90+), with 4 planes per cube and with 8 (`-p8`), with the dK/dV
-//! kernel's planes as a grid (`-grid`), forced through an overlay (`--bwd-only NAME`: the
-//! rows whose name contains NAME);
+//! kernel's planes as a grid (`-grid`), the cooperative-matrix tilings (`flint-cmma`, Vulkan's
+//! tensor cores), forced through an overlay (`--bwd-only NAME`: the rows whose name contains
+//! NAME);
 //! `--fwd-configs` one row per tensor-core forward tiling, forced through the options;
 //! `--split-configs` one row per one-plane tiling and split-K part count for workloads of at
 //! most 16 queries (decoding); `--portable-configs` one row per portable-kernel tiling.
 //! `--check` compares each forward with Burn's attention in f32 on the same device (the
 //! relative L2 error, failing the run above 2%): for backends the test suite cannot reach,
-//! such as Vulkan on a GPU machine.
+//! such as Vulkan on a GPU machine. With `--bwd` it compares the gradients instead (dQ, dK
+//! and dV against Burn's attention under autodiff in f32, failing above 3%), for the
+//! selector's backward and each forced one.
 //! `--overhead` adds the host-side cost of one `flash_attention` call on a warm cache (with
 //! `--bwd`, of a forward under autodiff, tracked and not).
 
@@ -495,7 +498,7 @@ fn run_bwd<B: FlashAttentionBackend>(
     list: &[Workload],
     mem: MemProbe,
     points: &mut Vec<Point>,
-) -> String
+) -> Result<String, String>
 where
     burn::backend::Autodiff<B>: FlashAttentionBackend,
 {
@@ -522,6 +525,7 @@ where
     println!(
         "name d causal seq batch heads fwd_ms fwd_tflops bwd_ms bwd_tflops fwdbwd_ms reserved_gib label"
     );
+    let mut failed: Vec<String> = Vec::new();
     for w in list {
         let inputs_started = Instant::now();
         let rand = |shape: [usize; 4]| {
@@ -597,6 +601,12 @@ where
         let inner = [&q, &k, &v, &dout].map(|t| t.clone().inner());
         let alone = bwd_alone::<B>(device, a, w, inner.clone(), None);
         row("flint", fwd, fb, alone, reserved);
+        if a.check
+            && let Err(why) = check_grads_against_burn::<B>([&q, &k, &v, &dout], w, "flint")
+        {
+            println!("# CHECK FAILED: {why}");
+            failed.push(why);
+        }
         if a.bwd_configs {
             let mma = |bq, bkv| AttentionBwdConfig::new(Variant::Mma, bq, bkv);
             let tilings = [(64, 64), (32, 64), (64, 32), (32, 32)].map(|(bq, bkv)| mma(bq, bkv));
@@ -621,6 +631,18 @@ where
             // And sliced (`s`: operands staged 32 columns at a time, for small shared
             // memories).
             let portable_sliced = portable.map(AttentionBwdConfig::with_slices);
+            // The cooperative-matrix backward (planes, query tile, key tile; `cmma`).
+            let cmma = [
+                (4, 64, 64),
+                (4, 32, 32),
+                (2, 64, 64),
+                (2, 32, 32),
+                (2, 16, 16),
+                (1, 32, 32),
+            ]
+            .map(|(planes, bq, bkv)| {
+                AttentionBwdConfig::new(Variant::Cmma, bq, bkv).with_planes(planes)
+            });
             for config in tilings
                 .into_iter()
                 .chain(wide)
@@ -631,6 +653,7 @@ where
                 .chain(portable_regs)
                 .chain(portable_fused)
                 .chain(portable_sliced)
+                .chain(cmma)
             {
                 let (bq, bkv) = (config.block_q, config.block_kv);
                 let planes = if config.planes == 4 {
@@ -649,6 +672,8 @@ where
                     format!("flint-portable{bq}x{bkv}{regs}{fused}")
                 } else if config.variant == Variant::Wgmma {
                     format!("flint-wgmma{bq}x{bkv}")
+                } else if config.variant == Variant::Cmma {
+                    format!("flint-cmma{bq}x{bkv}{planes}")
                 } else if config.fused_dq {
                     format!("flint-mma{bq}-fused{planes}{grid}")
                 } else {
@@ -680,6 +705,12 @@ where
                 });
                 let alone = bwd_alone::<B>(device, a, w, inner.clone(), Some(config));
                 row(&name, fwd, fb, alone, None);
+                if a.check
+                    && let Err(why) = check_grads_against_burn::<B>([&q, &k, &v, &dout], w, &name)
+                {
+                    println!("# CHECK FAILED: {why}");
+                    failed.push(why);
+                }
             }
         }
         let scores = (w.b * w.h * w.sq * w.sk) as f64 * 4.0;
@@ -716,7 +747,12 @@ where
             );
         }
     }
-    csv
+    if failed.is_empty() {
+        Ok(csv)
+    } else {
+        // Every row ran; the checks that failed fail the run.
+        Err(failed.join("; "))
+    }
 }
 
 /// The dtype as flint's problems and signatures name it.
@@ -1182,6 +1218,91 @@ fn check_against_burn<B: FlashAttentionBackend>(
     Ok(())
 }
 
+/// Flint's gradients (through `Autodiff`, the selector's or a forced backward config)
+/// against those of Burn's attention under autodiff on f32 copies of the inputs, on the same
+/// device: the backward's check for backends the test suite cannot reach.
+///
+/// # Errors
+/// A relative L2 error above 3% in dQ, dK or dV (half-precision inputs round P, dS and the
+/// gradients; the tests' tolerance is per element).
+fn check_grads_against_burn<B: FlashAttentionBackend>(
+    [q, k, v, dout]: [&Tensor<burn::backend::Autodiff<B>, 4>; 4],
+    w: &Workload,
+    name: &str,
+) -> Result<(), String> {
+    type A<B> = burn::backend::Autodiff<B>;
+    // Burn's decomposed backward keeps several score-sized f32 buffers.
+    let scores = (w.b * w.h * w.sq * w.sk * 4) as f64;
+    if scores > CHECK_SCORES_LIMIT / 4.0 {
+        println!(
+            "# check {name} {} gradients: skipped (too large for Burn's)",
+            w.label
+        );
+        return Ok(());
+    }
+    let fresh = |t: &Tensor<A<B>, 4>, dtype| {
+        Tensor::<A<B>, 4>::from_inner(t.clone().inner().cast(dtype)).require_grad()
+    };
+    let grads =
+        |q: &Tensor<A<B>, 4>, k: &Tensor<A<B>, 4>, v: &Tensor<A<B>, 4>, out: Tensor<A<B>, 4>| {
+            // The loss in f32 on both sides: only the attention differs.
+            let dout = Tensor::<A<B>, 4>::from_inner(dout.clone().inner().cast(DType::F32));
+            let g = (out.cast(DType::F32) * dout).sum().backward();
+            [q.grad(&g), k.grad(&g), v.grad(&g)].map(|t| t.map(|t| t.cast(DType::F32)))
+        };
+    let dtype = q.dtype();
+    let (q1, k1, v1) = (fresh(q, dtype), fresh(k, dtype), fresh(v, dtype));
+    let out = flint::flash_attention_with(
+        q1.clone(),
+        k1.clone(),
+        v1.clone(),
+        AttentionOptions::new().with_causal(w.causal),
+    );
+    let got = grads(&q1, &k1, &v1, out);
+    let (q2, k2, v2) = (
+        fresh(q, DType::F32),
+        fresh(k, DType::F32),
+        fresh(v, DType::F32),
+    );
+    let out = burn_attention(
+        q2.clone(),
+        expand_kv(k2.clone(), w, w.d),
+        expand_kv(v2.clone(), w, w.dv),
+        None,
+        None,
+        AttentionModuleOptions {
+            scale: None,
+            softcap: None,
+            is_causal: w.causal,
+        },
+    );
+    let want = grads(&q2, &k2, &v2, out);
+    let sq = |t: Tensor<B, 4>| t.powi_scalar(2).sum().into_scalar().elem::<f64>();
+    let mut worst = 0.0f64;
+    for ((grad, got), want) in ["dq", "dk", "dv"].iter().zip(got).zip(want) {
+        let (Some(got), Some(want)) = (got, want) else {
+            return Err(format!("{name} {}: no {grad}", w.label));
+        };
+        let rel = (sq(got - want.clone()) / sq(want)).sqrt();
+        println!(
+            "# check {name} {}: {grad} relative L2 error against Burn's attention in f32: {rel:.2e}",
+            w.label
+        );
+        worst = if rel.is_nan() {
+            f64::NAN
+        } else {
+            worst.max(rel)
+        };
+    }
+    if worst.is_nan() || worst > 3e-2 {
+        return Err(format!(
+            "{name} {}: gradient error {worst:.2e} exceeds 3e-2",
+            w.label
+        ));
+    }
+    Ok(())
+}
+
 fn write_file(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
@@ -1205,9 +1326,7 @@ fn run_cuda(args: &Args, list: &[Workload], points: &mut Vec<Point>) -> Result<S
         );
     }
     if args.bwd {
-        Ok(run_bwd::<burn::backend::Cuda>(
-            "cuda", &device, args, list, &mem, points,
-        ))
+        run_bwd::<burn::backend::Cuda>("cuda", &device, args, list, &mem, points)
     } else {
         run::<burn::backend::Cuda>("cuda", &device, args, list, points)
     }
@@ -1227,14 +1346,7 @@ fn run_wgpu(args: &Args, list: &[Workload], points: &mut Vec<Point>) -> Result<S
         );
     }
     if args.bwd {
-        Ok(run_bwd::<burn::backend::Wgpu>(
-            "wgpu",
-            &device,
-            args,
-            list,
-            &|_| None,
-            points,
-        ))
+        run_bwd::<burn::backend::Wgpu>("wgpu", &device, args, list, &|_| None, points)
     } else {
         run::<burn::backend::Wgpu>("wgpu", &device, args, list, points)
     }

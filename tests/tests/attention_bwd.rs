@@ -655,6 +655,25 @@ fn half_configs() -> Vec<Option<flint::AttentionBwdConfig>> {
     ]
 }
 
+/// The cooperative-matrix backward (Vulkan's tensor-core path, run here through CUDA's WMMA
+/// from the same kernel definitions) against the f64 reference, bf16 and f16, in three
+/// tilings: one, two and four planes, 16- to 64-row tiles. Every half-precision case runs,
+/// masks, GQA, bias and its gradient, softcap and dropout included.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA: lavapipe has no cooperative matrices (run with --features cuda)"
+)]
+fn cmma_gradients_match_reference_on_gpu() {
+    use flint::{AttentionBwdConfig, Variant};
+    check_half_gradients(&[FloatDType::BF16, FloatDType::F16], || {
+        let cmma = |planes, bq, bkv| {
+            Some(AttentionBwdConfig::new(Variant::Cmma, bq, bkv).with_planes(planes))
+        };
+        vec![cmma(2, 32, 32), cmma(4, 64, 16), cmma(1, 16, 64)]
+    });
+}
+
 /// The fused dQ (the dK/dV kernel adding dQ through f32 atomics, several key blocks into the
 /// same rows) against the f64 reference, at both query tilings; bf16, the cases the tensor
 /// cores run. Devices without two-element f32 atomics refuse the config: skipped there,

@@ -135,11 +135,35 @@ impl AttentionBwdOp {
         all
     }
 
+    /// The cooperative-matrix tilings that fit the device, largest first (none where the
+    /// device has no cmma for the call's dtype).
+    fn cmma_configs(&self, inv: &Invocation) -> Vec<AttentionBwdConfig> {
+        CMMA_TILINGS
+            .iter()
+            .map(|&(planes, bq, bkv)| {
+                AttentionBwdConfig::new(Variant::Cmma, bq, bkv).with_planes(planes)
+            })
+            .filter(|c| self.check(inv, c).is_ok())
+            .collect()
+    }
+
     /// The warpgroup-MMA backward (two kernels of 128 rows per cube).
     pub(crate) fn wgmma() -> AttentionBwdConfig {
         AttentionBwdConfig::new(Variant::Wgmma, 128, 128)
     }
 }
+
+/// The cooperative-matrix backward's tilings (planes, query tile of dK/dV, key tile of dQ),
+/// largest first: 48 KiB (Vulkan) holds 2 x 32 x 32 at D = 128 and 4 x 32 x 32 or
+/// 2 x 64 x 64 at D = 64.
+const CMMA_TILINGS: [(u32, u32, u32); 6] = [
+    (4, 64, 64),
+    (4, 32, 32),
+    (2, 64, 64),
+    (2, 32, 32),
+    (2, 16, 16),
+    (1, 16, 16),
+];
 
 /// The portable backward's tilings (query rows, keys), largest first: the heuristic takes the
 /// first that fits the device, the tuner the first four (with the accumulators in registers
@@ -178,8 +202,9 @@ impl Op for AttentionBwdOp {
         // kernels are register-tiled, with new tilings; 12: their accumulators in
         // registers on CUDA and ROCm, and 128x32. Re-tune.
         // 13: their sliced form joins the candidates where whole rows do not fit (48 KiB
-        // at D = 128); re-tune.
-        13
+        // at D = 128); re-tune. 14: the cooperative-matrix backward joins them where the
+        // register-level MMA is missing (Vulkan).
+        14
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {
@@ -214,6 +239,9 @@ impl Op for AttentionBwdOp {
             &[(64, 64), (64, 32), (32, 32)]
         };
         tries.extend(Self::configs(Variant::Mma, two_kernel));
+        // Where the register-level MMA is missing (Vulkan) but cooperative matrices serve
+        // the dtype: the largest cmma tiling that fits.
+        tries.extend(self.cmma_configs(inv).into_iter().take(1));
         // Portable (f32): the tuner's pick on an H100 at D = 64 and 128, 1k-4k (run129):
         // 64x64 with the accumulators in registers and dQ fused, 1.4-1.5x the same unfused
         // and 2.5x the shared-memory 64x32; `check` refuses the first two where the device
@@ -244,6 +272,16 @@ impl Op for AttentionBwdOp {
                 .collect()
         };
         if self.mma_refusal(inv).is_some() {
+            // Cooperative matrices where they serve the dtype (Vulkan, f16/bf16): the
+            // largest tiling that fits, and the portable kernels' largest register form. On
+            // an H100 through Vulkan the largest cmma tiling was the fastest at D = 64 and
+            // 128, 1.2-2.4x the next (docs/PERF.md); each candidate compiles two kernels.
+            let mut cmma = self.cmma_configs(inv);
+            if !cmma.is_empty() {
+                cmma.truncate(1);
+                cmma.extend(self.register_configs(inv).into_iter().take(1));
+                return cmma;
+            }
             // The three largest portable tilings that fit with the accumulators in registers
             // (where the device keeps arrays across barriers; sliced where whole rows do not
             // fit) and the two largest of those with dQ fused (where the atomics are); else
@@ -348,10 +386,26 @@ impl Op for AttentionBwdOp {
         }
         match c.variant {
             Variant::Cmma => {
-                return Err(
-                    "the cmma variant is forward-only (the backward runs portable, mma or wgmma)"
-                        .into(),
-                );
+                if let Some(why) = super::op::cmma_refusal(&self.limits, inv) {
+                    return Err(why);
+                }
+                if !matches!(c.planes, 1 | 2 | 4) {
+                    return Err(format!("planes {} is not 1, 2 or 4 (cmma)", c.planes));
+                }
+                for (name, x) in [("block_q", c.block_q), ("block_kv", c.block_kv)] {
+                    if !matches!(x, 16 | 32 | 64) {
+                        return Err(format!("{name} {x} is not 16, 32 or 64 (cmma)"));
+                    }
+                }
+                // Per lane, the gradient fragments (dK and dV) take (D + Dv) / 4 registers:
+                // past 128 each they would spill.
+                for (name, x) in [("head_dim", d), ("val_dim", dv)] {
+                    if !(x.is_multiple_of(16) && (16..=128).contains(&x)) {
+                        return Err(format!(
+                            "{name} {x} is not a multiple of 16 up to 128 (the cmma backward)"
+                        ));
+                    }
+                }
             }
             Variant::Wgmma => {
                 if let Some(why) = self.wgmma_refusal(inv) {
@@ -639,6 +693,70 @@ mod tests {
         for c in &got {
             assert!(c.smem_bytes(128, 128) <= 49_152, "{c:?} exceeds 48 KiB");
         }
+    }
+
+    #[test]
+    fn cooperative_matrices_serve_half_precision_where_mma_is_missing() {
+        // A Vulkan device: 48 KiB, cmma for f16 and bf16, no register-level MMA.
+        let vulkan = AttentionBwdOp::new(DeviceLimits {
+            shared_memory: 49_152,
+            atomic_add_f32x2: false,
+            arrays_across_barriers: true,
+            mma_16x8x16: Vec::new(),
+            ..h100(false).limits
+        });
+        let cmma =
+            |planes, bq, bkv| AttentionBwdConfig::new(Variant::Cmma, bq, bkv).with_planes(planes);
+        for (d, best, next) in [
+            (128, cmma(2, 32, 32), cmma(2, 16, 16)),
+            (64, cmma(4, 32, 32), cmma(2, 64, 64)),
+        ] {
+            let inv = call(d);
+            assert_eq!(vulkan.heuristic(&inv).unwrap(), best, "d{d}");
+            assert_eq!(vulkan.cmma_configs(&inv)[..2], [best, next], "d{d}");
+            let got = vulkan.candidates(&inv);
+            assert_eq!(got[0], best, "d{d}");
+            // The portable kernels' largest register form stays beside it.
+            assert_eq!(got.len(), 2, "d{d}: {got:?}");
+            assert_eq!(got[1].variant, Variant::Portable, "d{d}");
+            for c in &got {
+                assert!(c.smem_bytes(d, d) <= 49_152, "{c:?} exceeds 48 KiB at d{d}");
+            }
+        }
+        // Refused, each with its reason: shapes the kernels do not take, f32, D past 128.
+        let inv = call(128);
+        for (c, why) in [
+            (cmma(2, 64, 64), "shared memory"),
+            (cmma(3, 32, 32), "planes 3"),
+            (cmma(2, 48, 32), "block_q 48"),
+            (cmma(2, 32, 32).with_fused_dq(), "fused_dq"),
+        ] {
+            let err = vulkan.check(&inv, &c).unwrap_err();
+            assert!(err.contains(why), "{c:?}: {err}");
+        }
+        let f32_call = Invocation::new(
+            "attention_bwd",
+            inv.signature().clone().with("dtype", "f32"),
+            inv.fingerprint().clone(),
+        );
+        assert!(
+            vulkan
+                .check(&f32_call, &cmma(2, 32, 32))
+                .unwrap_err()
+                .contains("cmma")
+        );
+        let err = vulkan.check(&call(256), &cmma(1, 16, 16)).unwrap_err();
+        assert!(err.contains("head_dim 256"), "{err}");
+        assert!(vulkan.cmma_configs(&call(256)).is_empty());
+        // Where the register-level MMA exists, it is preferred; cmma stays an explicit choice.
+        let h100 = h100(true);
+        assert!(h100.check(&inv, &cmma(4, 64, 64)).is_ok());
+        assert!(
+            h100.candidates(&inv)
+                .iter()
+                .all(|c| c.variant != Variant::Cmma)
+        );
+        assert_ne!(h100.heuristic(&inv).unwrap().variant, Variant::Cmma);
     }
 
     #[test]

@@ -2,8 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::backward::cmma::BwdCmmaParams;
 use super::backward::portable::BwdParams;
 use super::forward::PortableParams;
+use super::forward::cmma::score_vector;
 use crate::wgmma::attention::WgmmaFwdParams;
 use crate::wgmma::backward::WgmmaBwdParams;
 
@@ -22,7 +24,9 @@ pub enum Variant {
     Mma,
     /// Tensor cores through cooperative matrices (`cmma`, f16/bf16, 16 x 16 x 16) where the
     /// register-level MMA is missing (Vulkan through SPIR-V): one plane of 32 lanes per 16
-    /// query rows, Q and O in matrix fragments, scores and P in shared memory. Forward only.
+    /// query rows, Q and O in matrix fragments, scores and P in shared memory. In the
+    /// backward, each plane owns 16 keys (dK/dV) or queries (dQ) and their gradient
+    /// fragments, and the pair's scores pass through shared memory.
     Cmma,
     /// Hopper's warpgroup MMA (f16/bf16, CUDA sm_90a) in FlashAttention-3's shape
     /// (`crate::wgmma::pipelined`): `block_q / 64` consumer warpgroups of 64 query rows and a
@@ -205,10 +209,10 @@ pub struct AttentionBwdConfig {
     /// MMA variant `block_kv` is then unused. False when absent from a stored config.
     #[serde(default)]
     pub fused_dq: bool,
-    /// MMA only: planes per cube, 4 or 8 (64 or 128 keys per dK/dV cube, queries per dQ
+    /// MMA: planes per cube, 4 or 8 (64 or 128 keys per dK/dV cube, queries per dQ
     /// cube). More keys per cube share each Q and dO tile they load (and, fused, each dQ
-    /// atomic). [`MMA_PLANES`] when absent from a stored config; the portable variant keeps
-    /// that value.
+    /// atomic). Cmma: 1, 2 or 4, 16 rows each. [`MMA_PLANES`] when absent from a stored
+    /// config; the portable variant keeps that value.
     #[serde(default = "mma_planes")]
     pub planes: u32,
     /// MMA only: the dK/dV kernel's planes share each tile's products as a grid, as
@@ -297,7 +301,7 @@ impl AttentionBwdConfig {
         Self { grid: true, ..self }
     }
 
-    /// The same tiling with `planes` planes per cube (MMA only: 4 or 8).
+    /// The same tiling with `planes` planes per cube (MMA: 4 or 8; cmma: 1, 2 or 4).
     pub fn with_planes(self, planes: u32) -> Self {
         Self { planes, ..self }
     }
@@ -362,10 +366,44 @@ impl AttentionBwdConfig {
                 let dq = 2 * (rows + 2 * bkv) * (d + dv + 16);
                 dkdv.max(dq)
             }
-            // No cmma backward: the op refuses the variant before asking.
-            Variant::Cmma => 0,
+            // The larger of the two kernels', at the widest vectors (the fewest padding
+            // bytes are the same at every width).
+            Variant::Cmma => {
+                let (dkdv, dq) = (
+                    self.cmma_params(d, dv, 8, true),
+                    self.cmma_params(d, dv, 8, false),
+                );
+                dkdv.shared_bytes().max(dq.shared_bytes()) as usize
+            }
             // The larger of the dK/dV and dQ kernels' (the same shape, mirrored).
             Variant::Wgmma => self.wgmma_params(d, dv).shared_bytes() as usize,
+        }
+    }
+
+    /// The cooperative-matrix kernels' compile-time shape, without masks or features: the
+    /// dK/dV kernel's (`planes` planes of 16 keys walking `block_q` queries at a time) when
+    /// `dkdv`, else the dQ kernel's (16 queries a plane, `block_kv` keys at a time), reading
+    /// inputs `vec` elements at a time.
+    pub(crate) fn cmma_params(
+        &self,
+        head_dim: usize,
+        val_dim: usize,
+        vec: u32,
+        dkdv: bool,
+    ) -> BwdCmmaParams {
+        BwdCmmaParams {
+            planes: self.planes,
+            tile: if dkdv { self.block_q } else { self.block_kv },
+            head_dim: head_dim as u32,
+            val_dim: val_dim as u32,
+            vec,
+            svec: score_vector(vec),
+            has_left: false,
+            has_right: false,
+            has_bias: false,
+            has_dbias: false,
+            has_softcap: false,
+            has_dropout: false,
         }
     }
 

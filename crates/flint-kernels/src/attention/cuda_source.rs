@@ -167,6 +167,102 @@ pub fn cmma_cuda_source(spec: &FwdSourceSpec, vec: u32) -> Result<(String, Strin
     Ok(("attention_fwd_cmma".to_string(), compile(kernel)?))
 }
 
+/// `(kernel name, CUDA source)` of the cooperative-matrix backward's dK/dV and dQ kernels of
+/// `bwd` in `dtype` (WMMA, the same definitions that SPIR-V gets), at head dims `d` and
+/// `dv` with `vec`-element loads, plain or causal with a bias, its gradient, softcap and
+/// dropout.
+///
+/// # Errors
+/// An unsupported dtype, or CubeCL's CUDA compiler refusing a kernel.
+pub fn cmma_backward_cuda_sources(
+    bwd: &super::AttentionBwdConfig,
+    dtype: &'static str,
+    (d, dv): (usize, usize),
+    vec: u32,
+    causal: bool,
+) -> Result<Vec<(String, String)>, String> {
+    use super::backward::cmma::{attention_bwd_dkdv_cmma, attention_bwd_dq_cmma};
+    let ty = storage(dtype)?;
+    let (b, h, s) = (1usize, 2usize, 64usize);
+    let problem = problem(dtype, d, dv, causal, causal, causal, causal);
+    let client = WgpuRuntime::client(&WgpuDevice::default());
+    let with_features = |dkdv: bool| super::backward::cmma::BwdCmmaParams {
+        has_right: causal,
+        has_bias: causal,
+        has_dbias: causal && dkdv,
+        has_softcap: causal,
+        has_dropout: causal,
+        ..bwd.cmma_params(d, dv, vec, dkdv)
+    };
+    let (n, ns) = (vec as usize, score_vector(vec) as usize);
+    let mut out = Vec::new();
+    {
+        use attention_bwd_dkdv_cmma as m;
+        let (settings, mut a) = Args::for_planes(&client, bwd.planes);
+        a.launcher.with_scope(|scope| {
+            scope.register_type::<DynamicScalar<m::_E>>(ty);
+            scope.register_size::<DynamicSize<m::_N>>(n);
+            scope.register_size::<DynamicSize<m::_NS>>(ns);
+        });
+        type In = Tensor<Vector<m::E, m::N>>;
+        let kernel = m::AttentionBwdDkdvCmma::<WgpuRuntime>::new(
+            settings,
+            client.clone(),
+            a.tensor::<In>(&[b, h, s, d], 2),
+            a.tensor::<In>(&[b, h, s, d], 2),
+            a.tensor::<In>(&[b, h, s, dv], 2),
+            a.tensor::<In>(&[b, h, s, dv], 2),
+            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+            a.tensor::<Tensor<m::E>>(&[b, h, s, d], 2),
+            a.tensor::<Tensor<m::E>>(&[b, h, s, dv], 2),
+            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+            PortableScalars::register(
+                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                &mut a.launcher,
+            ),
+            n,
+            ns,
+            with_features(true),
+            ty,
+        );
+        out.push(("attention_bwd_dkdv_cmma".to_string(), compile(kernel)?));
+    }
+    {
+        use attention_bwd_dq_cmma as m;
+        let (settings, mut a) = Args::for_planes(&client, bwd.planes);
+        a.launcher.with_scope(|scope| {
+            scope.register_type::<DynamicScalar<m::_E>>(ty);
+            scope.register_size::<DynamicSize<m::_N>>(n);
+            scope.register_size::<DynamicSize<m::_NS>>(ns);
+        });
+        type In = Tensor<Vector<m::E, m::N>>;
+        let kernel = m::AttentionBwdDqCmma::<WgpuRuntime>::new(
+            settings,
+            client.clone(),
+            a.tensor::<In>(&[b, h, s, d], 2),
+            a.tensor::<In>(&[b, h, s, d], 2),
+            a.tensor::<In>(&[b, h, s, dv], 2),
+            a.tensor::<In>(&[b, h, s, dv], 2),
+            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+            a.tensor::<Tensor<m::E>>(&[b, h, s, d], 2),
+            PortableScalars::register(
+                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                &mut a.launcher,
+            ),
+            n,
+            ns,
+            with_features(false),
+            ty,
+        );
+        out.push(("attention_bwd_dq_cmma".to_string(), compile(kernel)?));
+    }
+    Ok(out)
+}
+
 /// `(kernel name, CUDA source)` of the portable kernels in f32: the forward of `fwd` and the
 /// backward's dK/dV and (unless fused) dQ kernels of `bwd`, at head dims `d` and `dv`, plain
 /// or causal with a bias, softcap and dropout. The same definitions go to SPIR-V; this
@@ -901,6 +997,38 @@ mod tests {
                 source.contains(&format!("uint32({})", d + 8)),
                 "{name} {block_q}x{block_kv}: K rows not padded"
             );
+        }
+    }
+
+    /// The cooperative-matrix backward's two kernels expand and compile in each tiling the
+    /// op offers, with CUDA's and Vulkan's vector widths and unaligned inputs, plain and with
+    /// every feature; their fragments read K at rows of D + 8 elements.
+    #[test]
+    fn cmma_backward_compiles_in_every_tiling() {
+        use crate::attention::{AttentionBwdConfig, Variant};
+        for (d, planes, bq, bkv, vec, causal) in [
+            (128, 2, 32, 32, 4, false),
+            (128, 2, 32, 32, 8, true),
+            (128, 1, 16, 16, 1, true),
+            (64, 4, 32, 32, 4, true),
+            (64, 2, 64, 64, 8, false),
+            (96, 2, 16, 32, 4, true),
+        ] {
+            let c = AttentionBwdConfig::new(Variant::Cmma, bq, bkv).with_planes(planes);
+            let sources =
+                cmma_backward_cuda_sources(&c, "bf16", (d, d), vec, causal).expect("sources");
+            assert_eq!(sources.len(), 2, "dK/dV and dQ kernels");
+            for (name, source) in sources {
+                if let Ok(dir) = std::env::var("FLINT_DUMP_CMMA") {
+                    let path = format!("{dir}/{name}_d{d}_p{planes}_{bq}x{bkv}_v{vec}_{causal}.cu");
+                    std::fs::write(path, &source).expect("dump");
+                }
+                assert!(source.contains("mma_sync"), "{name}: no products");
+                assert!(
+                    source.contains(&format!("uint32({})", d + 8)),
+                    "{name} d{d}: rows not padded"
+                );
+            }
         }
     }
 

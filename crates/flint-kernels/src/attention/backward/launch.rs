@@ -7,9 +7,11 @@ use flint_tune::{Choice, Invocation, Op, Selector};
 use cubecl::server::MemoryLayoutDescriptor;
 use cubecl::zspace::Shape;
 
+use super::cmma::{BwdCmmaParams, attention_bwd_dkdv_cmma, attention_bwd_dq_cmma};
 use super::dq_accum::{dq_accum_finish, dq_accum_zero};
 use super::mma::{BwdMmaParams, QueryStridesLaunch, attention_bwd_dkdv_mma, attention_bwd_dq_mma};
 use super::portable::{BwdParams, attention_bwd_delta, attention_bwd_dkdv, attention_bwd_dq};
+use crate::attention::forward::cmma::score_vector;
 use crate::attention::forward::{
     MAX_GRID_Y, causal_order, head_groups, scalars, streaming_multiprocessors, tile_map, vector_ok,
 };
@@ -250,7 +252,84 @@ fn launch_with<R: Runtime>(
     }
     match c.variant {
         Variant::Cmma => {
-            return Err("the cmma variant has no backward (the op refuses it)".into());
+            let a = args();
+            // Vectors as wide as the device and every input allow (Vulkan: 4 elements).
+            let most = client.properties().hardware.max_vector_size;
+            let vec = [8usize, 4]
+                .into_iter()
+                .find(|&w| {
+                    w <= most
+                        && problem.head_dim.is_multiple_of(w)
+                        && problem.val_dim.is_multiple_of(w)
+                        && [&a.q, &a.k, &a.v, &a.dout]
+                            .iter()
+                            .all(|t| vector_ok(t.strides(), w))
+                })
+                .unwrap_or(1);
+            let svec = score_vector(vec as u32) as usize;
+            let cmma = |dkdv: bool| BwdCmmaParams {
+                has_left: left.is_some(),
+                has_right: right.is_some(),
+                has_bias: params.has_bias,
+                has_dbias: params.has_dbias && dkdv,
+                has_softcap: params.has_softcap,
+                has_dropout: params.has_dropout,
+                ..c.cmma_params(problem.head_dim, problem.val_dim, vec as u32, dkdv)
+            };
+            let rows = 16 * c.planes as usize;
+            let cube = CubeDim::new_2d(32, c.planes);
+            // SAFETY: the kernel guards each global index against the shapes it is given, and
+            // its fragments address shared memory it sized from the same parameters (see
+            // `crate::attention` on bounds); the vector width divides D, Dv and every stride
+            // but the last, which is 1.
+            unsafe {
+                attention_bwd_dkdv_cmma::launch_unchecked::<R>(
+                    client,
+                    dispatch.grid(
+                        to_u32(problem.seq_kv.div_ceil(rows), "key blocks")?,
+                        bhkv,
+                        1,
+                    ),
+                    cube,
+                    vec,
+                    svec,
+                    a.q,
+                    a.k,
+                    a.v,
+                    a.dout,
+                    a.lse,
+                    a.delta,
+                    a.bias,
+                    a.dk,
+                    a.dv,
+                    a.dbias,
+                    scalars::<R>(problem, a.bias_strides, 0)?,
+                    cmma(true),
+                    dtype,
+                );
+            }
+            let a = args();
+            // SAFETY: as for the dK/dV kernel above.
+            unsafe {
+                attention_bwd_dq_cmma::launch_unchecked::<R>(
+                    client,
+                    dispatch.grid(to_u32(problem.seq_q.div_ceil(rows), "query blocks")?, bh, 1),
+                    cube,
+                    vec,
+                    svec,
+                    a.q,
+                    a.k,
+                    a.v,
+                    a.dout,
+                    a.lse,
+                    a.delta,
+                    a.bias,
+                    a.dq,
+                    scalars::<R>(problem, a.bias_strides, 0)?,
+                    cmma(false),
+                    dtype,
+                );
+            }
         }
         Variant::Wgmma => {
             let a = args();

@@ -1,5 +1,6 @@
 //! The backward pass: kernels and the launcher that picks a config through the selector.
 
+pub(crate) mod cmma;
 mod dq_accum;
 pub(crate) mod launch;
 pub(crate) mod mma;

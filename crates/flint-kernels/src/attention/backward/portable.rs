@@ -165,7 +165,13 @@ fn dq_block_shape(p: BwdParams) -> BlockShape {
 
 /// Whether the causal/window rule shows key `key` to query `row` (`offset = Sk − Sq`).
 #[cube]
-fn visible(row: i32, key: i32, offset: i32, s: &PortableScalars, #[comptime] p: BwdParams) -> bool {
+pub(crate) fn visible(
+    row: i32,
+    key: i32,
+    offset: i32,
+    s: &PortableScalars,
+    #[comptime] p: BwdParams,
+) -> bool {
     let mut ok = true;
     if p.has_left {
         ok = ok && key >= row + offset - s.left as i32;
@@ -184,7 +190,7 @@ fn visible(row: i32, key: i32, offset: i32, s: &PortableScalars, #[comptime] p: 
 /// gradients NaN, as in an unfused attention.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn grads_of(
+pub(crate) fn grads_of(
     dot: f32,
     dp_dot: f32,
     row: i32,
@@ -236,7 +242,7 @@ fn grads_of(
 /// `seq`.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn stage_row_stats(
+pub(crate) fn stage_row_stats(
     lse: &Tensor<f32>,
     delta: &Tensor<f32>,
     b: u32,

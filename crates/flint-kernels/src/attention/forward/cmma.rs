@@ -25,14 +25,14 @@ use super::portable::{PortableScalars, scaled_score};
 use crate::attention::dropout::uniform_cube;
 
 /// Lanes per plane the kernel is written for.
-const LANES: u32 = 32;
+pub(crate) const LANES: u32 = 32;
 /// Lanes per query row in the softmax (32 lanes, 16 rows).
-const PER_ROW: u32 = 2;
+pub(crate) const PER_ROW: u32 = 2;
 /// Padding of the 16-bit tiles' rows, in elements (16 bytes): fragment loads of rows a power
 /// of two apart would fall on the same banks.
-const PAD: u32 = 8;
+pub(crate) const PAD: u32 = 8;
 /// Padding of the f32 score rows, in elements (16 bytes).
-const PAD_S: u32 = 4;
+pub(crate) const PAD_S: u32 = 4;
 
 /// Compile-time shape of one kernel instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -509,7 +509,7 @@ fn tile_scores<NS: Size>(
 
 /// A 16 x 16 x 16 fragment of `E` in the role `ident`, to be loaded.
 #[cube]
-fn fragment<E: CubePrimitive>(
+pub(crate) fn fragment<E: CubePrimitive>(
     #[comptime] ident: cmma::MatrixIdent,
     #[comptime] layout: cmma::MatrixLayout,
 ) -> cmma::Matrix<E> {
@@ -518,7 +518,7 @@ fn fragment<E: CubePrimitive>(
 
 /// A 16 x 16 f32 accumulator of zeros.
 #[cube]
-fn zeros() -> cmma::Matrix<f32> {
+pub(crate) fn zeros() -> cmma::Matrix<f32> {
     cmma::Matrix::<f32>::from_value(
         cmma::MatrixIdent::Accumulator,
         16usize,
@@ -532,7 +532,7 @@ fn zeros() -> cmma::Matrix<f32> {
 /// Stores `acc` row-major (row stride 16) from vector `at` of `smem`, visible to the whole
 /// plane on return.
 #[cube]
-fn to_shared<NS: Size>(
+pub(crate) fn to_shared<NS: Size>(
     acc: &cmma::Matrix<f32>,
     smem: &mut SharedMemory<Vector<f32, NS>>,
     at: usize,
