@@ -633,15 +633,17 @@ where
             let portable_sliced = portable.map(AttentionBwdConfig::with_slices);
             // The cooperative-matrix backward (planes, query tile, key tile; `cmma`).
             let cmma = [
-                (4, 64, 64),
-                (4, 32, 32),
-                (2, 64, 64),
-                (2, 32, 32),
-                (2, 16, 16),
-                (1, 32, 32),
+                (8, 32, 32, true),
+                (4, 32, 32, true),
+                (4, 64, 64, false),
+                (4, 32, 32, false),
+                (2, 64, 64, false),
+                (2, 32, 32, false),
+                (2, 16, 16, false),
             ]
-            .map(|(planes, bq, bkv)| {
-                AttentionBwdConfig::new(Variant::Cmma, bq, bkv).with_planes(planes)
+            .map(|(planes, bq, bkv, grid)| AttentionBwdConfig {
+                grid,
+                ..AttentionBwdConfig::new(Variant::Cmma, bq, bkv).with_planes(planes)
             });
             for config in tilings
                 .into_iter()
@@ -673,7 +675,7 @@ where
                 } else if config.variant == Variant::Wgmma {
                     format!("flint-wgmma{bq}x{bkv}")
                 } else if config.variant == Variant::Cmma {
-                    format!("flint-cmma{bq}x{bkv}{planes}")
+                    format!("flint-cmma{bq}x{bkv}{planes}{grid}")
                 } else if config.fused_dq {
                     format!("flint-mma{bq}-fused{planes}{grid}")
                 } else {

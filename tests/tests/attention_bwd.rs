@@ -656,8 +656,9 @@ fn half_configs() -> Vec<Option<flint::AttentionBwdConfig>> {
 }
 
 /// The cooperative-matrix backward (Vulkan's tensor-core path, run here through CUDA's WMMA
-/// from the same kernel definitions) against the f64 reference, bf16 and f16, in three
-/// tilings: one, two and four planes, 16- to 64-row tiles. Every half-precision case runs,
+/// from the same kernel definitions) against the f64 reference in bf16, in five
+/// tilings: one, two and four planes, 16- to 64-row tiles, and four and eight planes in pairs
+/// sharing rows (grid). Every half-precision case runs,
 /// masks, GQA, bias and its gradient, softcap and dropout included.
 #[test]
 #[cfg_attr(
@@ -665,13 +666,32 @@ fn half_configs() -> Vec<Option<flint::AttentionBwdConfig>> {
     ignore = "needs CUDA: lavapipe has no cooperative matrices (run with --features cuda)"
 )]
 fn cmma_gradients_match_reference_on_gpu() {
+    check_half_gradients(&[FloatDType::BF16], cmma_configs);
+}
+
+/// [`cmma_gradients_match_reference_on_gpu`] in f16.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA: lavapipe has no cooperative matrices (run with --features cuda)"
+)]
+fn cmma_f16_gradients_match_reference_on_gpu() {
+    check_half_gradients(&[FloatDType::F16], cmma_configs);
+}
+
+/// The cooperative-matrix tilings the cmma gradient tests force.
+fn cmma_configs() -> Vec<Option<flint::AttentionBwdConfig>> {
     use flint::{AttentionBwdConfig, Variant};
-    check_half_gradients(&[FloatDType::BF16, FloatDType::F16], || {
-        let cmma = |planes, bq, bkv| {
-            Some(AttentionBwdConfig::new(Variant::Cmma, bq, bkv).with_planes(planes))
-        };
-        vec![cmma(2, 32, 32), cmma(4, 64, 16), cmma(1, 16, 64)]
-    });
+    let cmma =
+        |planes, bq, bkv| Some(AttentionBwdConfig::new(Variant::Cmma, bq, bkv).with_planes(planes));
+    let grid = |planes, bq, bkv| cmma(planes, bq, bkv).map(|c| c.with_grid());
+    vec![
+        cmma(2, 32, 32),
+        cmma(4, 64, 16),
+        cmma(1, 16, 64),
+        grid(4, 32, 32),
+        grid(8, 32, 64),
+    ]
 }
 
 /// The fused dQ (the dK/dV kernel adding dQ through f32 atomics, several key blocks into the
@@ -966,17 +986,20 @@ fn check_half_gradients_on(
         };
         for (name, case) in &cases {
             let (name, case) = (*name, case.clone());
-            let x = inputs_in(&case, 9, dtype);
-            let dout64: Vec<f64> = x.dout.iter().map(|&v| f64::from(v)).collect();
-            let want = attention_bwd_ref(&x.reference, &case.opts, &dout64);
-            let base = attention_bwd_ref_rounded(&x.reference, &case.opts, &dout64, &round);
-            let dbias = |g: &RefGrads| {
-                x.bias
-                    .as_ref()
-                    .map_or(Vec::new(), |(_, shape)| reduce_dbias(g, &case, *shape))
-            };
-            let (want_dbias, base_dbias) = (dbias(&want), dbias(&base));
-            for c in forced() {
+            // Inputs of its own for each forced config: a kernel that leaves part of a
+            // gradient unwritten cannot then pass on the values of the config before it, which
+            // a reused allocation may still hold.
+            for (i, c) in forced().into_iter().enumerate() {
+                let x = inputs_in(&case, 9 + i as u64, dtype);
+                let dout64: Vec<f64> = x.dout.iter().map(|&v| f64::from(v)).collect();
+                let want = attention_bwd_ref(&x.reference, &case.opts, &dout64);
+                let base = attention_bwd_ref_rounded(&x.reference, &case.opts, &dout64, &round);
+                let dbias = |g: &RefGrads| {
+                    x.bias
+                        .as_ref()
+                        .map_or(Vec::new(), |(_, shape)| reduce_dbias(g, &case, *shape))
+                };
+                let (want_dbias, base_dbias) = (dbias(&want), dbias(&base));
                 eprintln!("{dtype:?} {name} {c:?} at {:?}", started.elapsed());
                 // Strict: a forced config the op refused would otherwise fall through to the
                 // selector's choice and be tested under the forced config's name.

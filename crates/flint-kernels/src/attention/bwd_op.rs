@@ -140,8 +140,9 @@ impl AttentionBwdOp {
     fn cmma_configs(&self, inv: &Invocation) -> Vec<AttentionBwdConfig> {
         CMMA_TILINGS
             .iter()
-            .map(|&(planes, bq, bkv)| {
-                AttentionBwdConfig::new(Variant::Cmma, bq, bkv).with_planes(planes)
+            .map(|&(planes, bq, bkv, grid)| AttentionBwdConfig {
+                grid,
+                ..AttentionBwdConfig::new(Variant::Cmma, bq, bkv).with_planes(planes)
             })
             .filter(|c| self.check(inv, c).is_ok())
             .collect()
@@ -153,16 +154,20 @@ impl AttentionBwdOp {
     }
 }
 
-/// The cooperative-matrix backward's tilings (planes, query tile of dK/dV, key tile of dQ),
-/// largest first: 48 KiB (Vulkan) holds 2 x 32 x 32 at D = 128 and 4 x 32 x 32 or
-/// 2 x 64 x 64 at D = 64.
-const CMMA_TILINGS: [(u32, u32, u32); 6] = [
-    (4, 64, 64),
-    (4, 32, 32),
-    (2, 64, 64),
-    (2, 32, 32),
-    (2, 16, 16),
-    (1, 16, 16),
+/// The cooperative-matrix backward's tilings (planes, query tile of dK/dV, key tile of dQ,
+/// planes in pairs as a grid), most planes first: 48 KiB (Vulkan) holds 4 x 32 x 32 as a
+/// grid or 2 x 32 x 32 at D = 128, and 8 x 32 x 32 as a grid or 4 x 32 x 32 at D = 64.
+const CMMA_TILINGS: [(u32, u32, u32, bool); 10] = [
+    (8, 64, 64, true),
+    (8, 32, 32, true),
+    (4, 64, 64, true),
+    (4, 32, 32, true),
+    (4, 64, 64, false),
+    (4, 32, 32, false),
+    (2, 64, 64, false),
+    (2, 32, 32, false),
+    (2, 16, 16, false),
+    (1, 16, 16, false),
 ];
 
 /// The portable backward's tilings (query rows, keys), largest first: the heuristic takes the
@@ -272,13 +277,14 @@ impl Op for AttentionBwdOp {
                 .collect()
         };
         if self.mma_refusal(inv).is_some() {
-            // Cooperative matrices where they serve the dtype (Vulkan, f16/bf16): the
-            // largest tiling that fits, and the portable kernels' largest register form. On
-            // an H100 through Vulkan the largest cmma tiling was the fastest at D = 64 and
-            // 128, 1.2-2.4x the next (docs/PERF.md); each candidate compiles two kernels.
+            // Cooperative matrices where they serve the dtype (Vulkan, f16/bf16): the tiling
+            // with the most planes that fits, and the portable kernels' largest register
+            // form. On an H100 through Vulkan (bf16, 1k-4k) the most planes in pairs ran
+            // 2.2-2.7x the best tiling without pairs and 3.9-6.7x the portable backward
+            // (docs/PERF.md); each candidate compiles two kernels.
             let mut cmma = self.cmma_configs(inv);
+            cmma.truncate(1);
             if !cmma.is_empty() {
-                cmma.truncate(1);
                 cmma.extend(self.register_configs(inv).into_iter().take(1));
                 return cmma;
             }
@@ -363,12 +369,25 @@ impl Op for AttentionBwdOp {
             }
         }
         if c.grid {
-            if c.variant != Variant::Mma {
-                return Err("grid needs the MMA variant".into());
+            if c.variant == Variant::Cmma {
+                // Pairs of planes, each taking whole 16-row steps of half a tile.
+                if c.planes < 2 || c.block_q.min(c.block_kv) < 32 {
+                    return Err(format!(
+                        "the cmma grid needs at least 2 planes and tiles of 32 rows or more; \
+                         got planes {}, block_q {}, block_kv {}",
+                        c.planes, c.block_q, c.block_kv
+                    ));
+                }
+            } else if c.variant != Variant::Mma {
+                return Err("grid needs the MMA or cmma variant".into());
             }
             // Each plane takes 32 keys by half the tile, then half of D and of Dv, in whole
             // 16-column steps.
-            for (name, x) in [("head_dim", d), ("val_dim", dv)] {
+            let mma = c.variant == Variant::Mma;
+            for (name, x) in [("head_dim", d), ("val_dim", dv)]
+                .into_iter()
+                .filter(|_| mma)
+            {
                 if !x.is_multiple_of(32) {
                     return Err(format!("grid needs {name} {x} to be a multiple of 32"));
                 }
@@ -389,8 +408,8 @@ impl Op for AttentionBwdOp {
                 if let Some(why) = super::op::cmma_refusal(&self.limits, inv) {
                     return Err(why);
                 }
-                if !matches!(c.planes, 1 | 2 | 4) {
-                    return Err(format!("planes {} is not 1, 2 or 4 (cmma)", c.planes));
+                if !matches!(c.planes, 1 | 2 | 4 | 8) {
+                    return Err(format!("planes {} is not 1, 2, 4 or 8 (cmma)", c.planes));
                 }
                 for (name, x) in [("block_q", c.block_q), ("block_kv", c.block_kv)] {
                     if !matches!(x, 16 | 32 | 64) {
@@ -708,8 +727,8 @@ mod tests {
         let cmma =
             |planes, bq, bkv| AttentionBwdConfig::new(Variant::Cmma, bq, bkv).with_planes(planes);
         for (d, best, next) in [
-            (128, cmma(2, 32, 32), cmma(2, 16, 16)),
-            (64, cmma(4, 32, 32), cmma(2, 64, 64)),
+            (128, cmma(4, 32, 32).with_grid(), cmma(2, 32, 32)),
+            (64, cmma(8, 32, 32).with_grid(), cmma(4, 64, 64).with_grid()),
         ] {
             let inv = call(d);
             assert_eq!(vulkan.heuristic(&inv).unwrap(), best, "d{d}");
@@ -729,6 +748,8 @@ mod tests {
             (cmma(2, 64, 64), "shared memory"),
             (cmma(3, 32, 32), "planes 3"),
             (cmma(2, 48, 32), "block_q 48"),
+            (cmma(1, 32, 32).with_grid(), "at least 2 planes"),
+            (cmma(4, 16, 32).with_grid(), "32 rows or more"),
             (cmma(2, 32, 32).with_fused_dq(), "fused_dq"),
         ] {
             let err = vulkan.check(&inv, &c).unwrap_err();

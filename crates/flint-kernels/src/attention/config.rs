@@ -220,7 +220,9 @@ pub struct AttentionBwdConfig {
     /// query tile, passes `Pᵀ` and `dSᵀ` through shared memory, and accumulates dK and dV
     /// for its 32 keys by half the columns. Each plane then reads fewer operand bytes per
     /// tile than with 16 keys by the whole tile. Needs `D` and `Dv` multiples of 32.
-    /// False when absent from a stored config.
+    /// Cmma: each 16 rows of both kernels belong to a pair of planes, each taking half of
+    /// every tile, and the pair adds its gradients at the end: twice the planes on the same
+    /// shared memory. False when absent from a stored config.
     #[serde(default)]
     pub grid: bool,
     /// Portable only: the gradient accumulators (dK, dV; dQ) live in each unit's registers
@@ -393,6 +395,7 @@ impl AttentionBwdConfig {
     ) -> BwdCmmaParams {
         BwdCmmaParams {
             planes: self.planes,
+            split: if self.grid { 2 } else { 1 },
             tile: if dkdv { self.block_q } else { self.block_kv },
             head_dim: head_dim as u32,
             val_dim: val_dim as u32,

@@ -1001,26 +1001,34 @@ mod tests {
     }
 
     /// The cooperative-matrix backward's two kernels expand and compile in each tiling the
-    /// op offers, with CUDA's and Vulkan's vector widths and unaligned inputs, plain and with
-    /// every feature; their fragments read K at rows of D + 8 elements.
+    /// op offers, planes in pairs (grid) or not, with CUDA's and Vulkan's vector widths and
+    /// unaligned inputs, plain and with every feature; their fragments read K at rows of
+    /// D + 8 elements.
     #[test]
     fn cmma_backward_compiles_in_every_tiling() {
         use crate::attention::{AttentionBwdConfig, Variant};
-        for (d, planes, bq, bkv, vec, causal) in [
-            (128, 2, 32, 32, 4, false),
-            (128, 2, 32, 32, 8, true),
-            (128, 1, 16, 16, 1, true),
-            (64, 4, 32, 32, 4, true),
-            (64, 2, 64, 64, 8, false),
-            (96, 2, 16, 32, 4, true),
+        for (d, planes, bq, bkv, grid, vec, causal) in [
+            (128, 2, 32, 32, false, 4, false),
+            (128, 2, 32, 32, false, 8, true),
+            (128, 1, 16, 16, false, 1, true),
+            (128, 4, 32, 32, true, 4, true),
+            (64, 4, 32, 32, false, 4, true),
+            (64, 2, 64, 64, false, 8, false),
+            (64, 8, 32, 64, true, 8, false),
+            (96, 2, 16, 32, false, 4, true),
         ] {
-            let c = AttentionBwdConfig::new(Variant::Cmma, bq, bkv).with_planes(planes);
+            let c = AttentionBwdConfig {
+                grid,
+                ..AttentionBwdConfig::new(Variant::Cmma, bq, bkv).with_planes(planes)
+            };
             let sources =
                 cmma_backward_cuda_sources(&c, "bf16", (d, d), vec, causal).expect("sources");
             assert_eq!(sources.len(), 2, "dK/dV and dQ kernels");
             for (name, source) in sources {
                 if let Ok(dir) = std::env::var("FLINT_DUMP_CMMA") {
-                    let path = format!("{dir}/{name}_d{d}_p{planes}_{bq}x{bkv}_v{vec}_{causal}.cu");
+                    let path = format!(
+                        "{dir}/{name}_d{d}_p{planes}_{bq}x{bkv}_g{grid}_v{vec}_{causal}.cu"
+                    );
                     std::fs::write(path, &source).expect("dump");
                 }
                 assert!(source.contains("mma_sync"), "{name}: no products");

@@ -392,7 +392,14 @@ impl Op for AttentionFwdOp {
         }
         if self.mma_refusal(inv).is_some() {
             all = if self.cmma_refusal(inv).is_none() {
+                // The two largest that fit: on an H100 through Vulkan the tuner took 128x32
+                // (D = 128) or 128x16 (D = 64) at every size and never a 64-row tiling
+                // (docs/PERF.md), whose compiles only lengthened first use.
                 Self::variant_configs(Variant::Cmma, &CMMA_TILINGS)
+                    .into_iter()
+                    .filter(|c| self.check(inv, c).is_ok())
+                    .take(2)
+                    .collect()
             } else {
                 // The four largest portable tilings that fit with the accumulator in
                 // registers (where the device keeps arrays across barriers; sliced where
@@ -755,7 +762,9 @@ mod tests {
         let c = op.heuristic(&f16).unwrap();
         assert_eq!(c, AttentionFwdConfig::new(Variant::Cmma, 128, 32));
         let cands = op.candidates(&f16);
-        assert!(!cands.is_empty());
+        // The tuner's picks there; the 64-row tilings were never picked.
+        let cmma = |bq, bkv| AttentionFwdConfig::new(Variant::Cmma, bq, bkv);
+        assert_eq!(cands, [cmma(128, 32), cmma(128, 16)]);
         for c in &cands {
             assert_eq!(c.variant, Variant::Cmma);
             assert!(c.smem_bytes(128, 128) <= 49_152, "{c:?} exceeds 48 KiB");
@@ -773,6 +782,8 @@ mod tests {
                 .with("val_dim", 256usize),
             f16.fingerprint().clone(),
         );
+        // At D = 256, 48 KiB holds only the 64x32 tiling.
+        assert_eq!(op.candidates(&d256), [cmma(64, 32)]);
         let why = op
             .check(&d256, &AttentionFwdConfig::new(Variant::Cmma, 128, 16))
             .unwrap_err();

@@ -31,8 +31,13 @@ use crate::attention::forward::mma::stage;
 /// Compile-time shape of one backward kernel instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct BwdCmmaParams {
-    /// Planes per cube; each owns 16 rows of the resident side.
+    /// Planes per cube; each owns 16 rows of the resident side, and with `split` 2 half of
+    /// each tile's rows (planes `2i` and `2i + 1` share rows `16i..16i + 16`).
     pub planes: u32,
+    /// 1, or 2 where two planes share each 16 resident rows, each taking half of every
+    /// tile and the pair adding their gradients at the end: twice the planes on the same
+    /// shared memory.
+    pub split: u32,
     /// Rows per tile of the walked side (a multiple of 16): queries in dK/dV, keys in dQ.
     pub tile: u32,
     /// `D` (a multiple of 16).
@@ -77,14 +82,34 @@ impl BwdCmmaParams {
         }
     }
 
+    /// Resident rows per cube.
+    pub(crate) fn rows(&self) -> u32 {
+        16 * self.planes / self.split
+    }
+
+    /// A plane's share of each tile's rows.
+    pub(crate) fn part(&self) -> u32 {
+        self.tile / self.split
+    }
+
+    /// Row stride of a plane's f32 scratch, in elements.
+    pub(crate) fn ld_s(&self) -> u32 {
+        self.part() + PAD_S
+    }
+
+    /// Row stride of a plane's 16-bit P/dS rows, in elements.
+    pub(crate) fn ld_t(&self) -> u32 {
+        self.part() + PAD
+    }
+
     /// Vectors of the per-plane f32 scratch, all planes.
     pub(crate) fn scratch_len(&self) -> usize {
-        (self.planes * 16 * (self.tile + PAD_S) / self.svec) as usize
+        (self.planes * 16 * self.ld_s() / self.svec) as usize
     }
 
     /// Vectors of the per-plane 16-bit P/dS rows, all planes.
     pub(crate) fn tile_len(&self) -> usize {
-        (self.planes * 16 * (self.tile + PAD) / self.vec) as usize
+        (self.planes * 16 * self.ld_t() / self.vec) as usize
     }
 
     /// Shared memory of either kernel, in bytes: the resident rows and one tile, both in
@@ -92,8 +117,8 @@ impl BwdCmmaParams {
     /// and the 16-bit P/dS rows; the tile's LSE and delta (dK/dV).
     pub(crate) fn shared_bytes(&self) -> u32 {
         let row = self.head_dim + self.val_dim + 2 * PAD;
-        let staged = 2 * (16 * self.planes + self.tile) * row;
-        let scratch = 16 * self.planes * (4 * (self.tile + PAD_S) + 2 * (self.tile + PAD));
+        let staged = 2 * (self.rows() + self.tile) * row;
+        let scratch = 16 * self.planes * (4 * self.ld_s() + 2 * self.ld_t());
         staged + scratch + 8 * self.tile
     }
 }
@@ -119,10 +144,10 @@ pub fn attention_bwd_dkdv_cmma<E: Float, N: Size, NS: Size>(
     #[define(E)] _dtype: StorageType,
 ) {
     let fp = comptime!(p.features());
-    let rows = comptime!(16 * p.planes);
+    let rows = comptime!(p.rows());
     let units = comptime!(p.planes * LANES);
     let bq = p.tile;
-    let cols = comptime!(p.tile / PER_ROW);
+    let cols = comptime!(p.part() / PER_ROW);
     let ld_d = comptime!(p.head_dim + PAD);
     let ld_v = comptime!(p.val_dim + PAD);
 
@@ -137,9 +162,15 @@ pub fn attention_bwd_dkdv_cmma<E: Float, N: Size, NS: Size>(
     let plane = UNIT_POS_Y;
     let tid = plane * LANES + lane;
     let my_row = lane / PER_ROW;
-    let c0 = (lane % PER_ROW) * cols;
+    // The plane's 16 resident rows and share of each tile; the lane's columns of the
+    // plane's scratch (`lc0..`) and of the tile (`c0..`).
+    let group = plane / p.split;
+    let part_t = plane % p.split;
+    let t_row0 = part_t * comptime!(p.part());
+    let lc0 = (lane % PER_ROW) * cols;
+    let c0 = t_row0 + lc0;
     // The key of this lane's row of the plane's scratch.
-    let key = (k_first + plane * 16 + my_row) as i32;
+    let key = (k_first + group * 16 + my_row) as i32;
     let offset = seq_kv as i32 - seq_q as i32;
 
     // Queries that can see any key of this block: i >= j - offset - right and
@@ -172,8 +203,8 @@ pub fn attention_bwd_dkdv_cmma<E: Float, N: Size, NS: Size>(
     );
     let mut s_s = SharedMemory::<Vector<f32, NS>>::new_aligned(comptime!(p.scratch_len()), 16usize);
     let mut t_s = SharedMemory::<Vector<E, N>>::new_aligned(comptime!(p.tile_len()), 16usize);
-    let s_at = (plane * comptime!(16 * (p.tile + PAD_S) / p.svec)) as usize;
-    let t_at = (plane * comptime!(16 * (p.tile + PAD) / p.vec)) as usize;
+    let s_at = (plane * comptime!(16 * p.ld_s() / p.svec)) as usize;
+    let t_at = (plane * comptime!(16 * p.ld_t() / p.vec)) as usize;
     let mut lse_s = SharedMemory::<f32>::new(p.tile as usize);
     let mut delta_s = SharedMemory::<f32>::new(p.tile as usize);
 
@@ -205,7 +236,7 @@ pub fn attention_bwd_dkdv_cmma<E: Float, N: Size, NS: Size>(
         units,
         tid,
     );
-    let row_at = (plane * 16) as usize;
+    let row_at = (group * 16) as usize;
 
     let mut dk_acc = Sequence::<cmma::Matrix<f32>>::new();
     #[unroll]
@@ -252,14 +283,17 @@ pub fn attention_bwd_dkdv_cmma<E: Float, N: Size, NS: Size>(
             sync_cube();
 
             // Sᵀ = K·Qᵀ for the plane's 16 keys; the lane keeps its half row, writes P.
-            row_products::<E, N, NS>(&k_s, row_at, &q_s, ld_d, &mut s_s, s_at, p.head_dim, p);
+            row_products::<E, N, NS>(
+                &k_s, row_at, &q_s, t_row0, ld_d, &mut s_s, s_at, p.head_dim, p,
+            );
             #[unroll]
             for jv in 0..comptime!(cols / p.vec) {
                 let mut pv = Vector::<E, N>::new(E::from_int(0));
                 #[unroll]
                 for js in 0..comptime!(p.vec / p.svec) {
                     let c4 = comptime!(jv * p.vec + js * p.svec);
-                    let x = s_s[s_at + ((my_row * (bq + PAD_S) + c0 + c4) / p.svec) as usize];
+                    let x =
+                        s_s[s_at + ((my_row * comptime!(p.ld_s()) + lc0 + c4) / p.svec) as usize];
                     #[unroll]
                     for e in 0..p.svec {
                         let c = c4 + e;
@@ -286,21 +320,24 @@ pub fn attention_bwd_dkdv_cmma<E: Float, N: Size, NS: Size>(
                         pv[comptime!((js * p.svec) as usize) + e as usize] = E::cast_from(weight);
                     }
                 }
-                t_s[t_at + ((my_row * (bq + PAD) + c0) / p.vec + jv) as usize] = pv;
+                t_s[t_at + ((my_row * comptime!(p.ld_t()) + lc0) / p.vec + jv) as usize] = pv;
             }
             sync_plane();
             // dV += Pᵀ·dO.
-            tile_products::<E, N>(&t_s, t_at, &do_s, ld_v, &mut dv_acc, p.val_dim, p);
+            tile_products::<E, N>(&t_s, t_at, &do_s, t_row0, ld_v, &mut dv_acc, p.val_dim, p);
 
             // dPᵀ = V·dOᵀ; with the kept scores, dSᵀ (scaled) replaces P.
-            row_products::<E, N, NS>(&v_s, row_at, &do_s, ld_v, &mut s_s, s_at, p.val_dim, p);
+            row_products::<E, N, NS>(
+                &v_s, row_at, &do_s, t_row0, ld_v, &mut s_s, s_at, p.val_dim, p,
+            );
             #[unroll]
             for jv in 0..comptime!(cols / p.vec) {
                 let mut dsv = Vector::<E, N>::new(E::from_int(0));
                 #[unroll]
                 for js in 0..comptime!(p.vec / p.svec) {
                     let c4 = comptime!(jv * p.vec + js * p.svec);
-                    let x = s_s[s_at + ((my_row * (bq + PAD_S) + c0 + c4) / p.svec) as usize];
+                    let x =
+                        s_s[s_at + ((my_row * comptime!(p.ld_s()) + lc0 + c4) / p.svec) as usize];
                     #[unroll]
                     for e in 0..p.svec {
                         let c = c4 + e;
@@ -333,23 +370,41 @@ pub fn attention_bwd_dkdv_cmma<E: Float, N: Size, NS: Size>(
                         dsv[comptime!((js * p.svec) as usize) + e as usize] = E::cast_from(grad);
                     }
                 }
-                t_s[t_at + ((my_row * (bq + PAD) + c0) / p.vec + jv) as usize] = dsv;
+                t_s[t_at + ((my_row * comptime!(p.ld_t()) + lc0) / p.vec + jv) as usize] = dsv;
             }
             sync_plane();
             // dK += dSᵀ·Q.
-            tile_products::<E, N>(&t_s, t_at, &q_s, ld_d, &mut dk_acc, p.head_dim, p);
+            tile_products::<E, N>(&t_s, t_at, &q_s, t_row0, ld_d, &mut dk_acc, p.head_dim, p);
             start += bq as i32;
         }
     }
 
     let dk_base = b as usize * dk.stride(0) + kvh as usize * dk.stride(1);
     let dv_base = b as usize * dv.stride(0) + kvh as usize * dv.stride(1);
-    let first = k_first + plane * 16;
+    let first = k_first + group * 16;
     write_rows::<E, NS>(
-        &dk_acc, &mut s_s, s_at, dk, dk_base, first, seq_kv, p.head_dim, p,
+        &dk_acc,
+        &mut s_s,
+        s_at,
+        dk,
+        dk_base,
+        first,
+        seq_kv,
+        part_t == 0,
+        p.head_dim,
+        p,
     );
     write_rows::<E, NS>(
-        &dv_acc, &mut s_s, s_at, dv, dv_base, first, seq_kv, p.val_dim, p,
+        &dv_acc,
+        &mut s_s,
+        s_at,
+        dv,
+        dv_base,
+        first,
+        seq_kv,
+        part_t == 0,
+        p.val_dim,
+        p,
     );
 }
 
@@ -371,10 +426,10 @@ pub fn attention_bwd_dq_cmma<E: Float, N: Size, NS: Size>(
     #[define(E)] _dtype: StorageType,
 ) {
     let fp = comptime!(p.features());
-    let rows = comptime!(16 * p.planes);
+    let rows = comptime!(p.rows());
     let units = comptime!(p.planes * LANES);
     let bkv = p.tile;
-    let cols = comptime!(p.tile / PER_ROW);
+    let cols = comptime!(p.part() / PER_ROW);
     let ld_d = comptime!(p.head_dim + PAD);
     let ld_v = comptime!(p.val_dim + PAD);
 
@@ -390,8 +445,13 @@ pub fn attention_bwd_dq_cmma<E: Float, N: Size, NS: Size>(
     let plane = UNIT_POS_Y;
     let tid = plane * LANES + lane;
     let my_row = lane / PER_ROW;
-    let c0 = (lane % PER_ROW) * cols;
-    let row = (q_first + plane * 16 + my_row) as i32;
+    // As in the dK/dV kernel.
+    let group = plane / p.split;
+    let part_t = plane % p.split;
+    let t_row0 = part_t * comptime!(p.part());
+    let lc0 = (lane % PER_ROW) * cols;
+    let c0 = t_row0 + lc0;
+    let row = (q_first + group * 16 + my_row) as i32;
     let offset = seq_kv as i32 - seq_q as i32;
 
     let q_last = min(q_first + rows, seq_q) as i32 - 1;
@@ -422,8 +482,8 @@ pub fn attention_bwd_dq_cmma<E: Float, N: Size, NS: Size>(
     );
     let mut s_s = SharedMemory::<Vector<f32, NS>>::new_aligned(comptime!(p.scratch_len()), 16usize);
     let mut t_s = SharedMemory::<Vector<E, N>>::new_aligned(comptime!(p.tile_len()), 16usize);
-    let s_at = (plane * comptime!(16 * (p.tile + PAD_S) / p.svec)) as usize;
-    let t_at = (plane * comptime!(16 * (p.tile + PAD) / p.vec)) as usize;
+    let s_at = (plane * comptime!(16 * p.ld_s() / p.svec)) as usize;
+    let t_at = (plane * comptime!(16 * p.ld_t() / p.vec)) as usize;
 
     let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
     let do_base = b as usize * dout.stride(0) + h as usize * dout.stride(1);
@@ -455,7 +515,7 @@ pub fn attention_bwd_dq_cmma<E: Float, N: Size, NS: Size>(
         units,
         tid,
     );
-    let row_at = (plane * 16) as usize;
+    let row_at = (group * 16) as usize;
     let bias_bh = b as usize * s.bias_stride_b as usize + h as usize * s.bias_stride_h as usize;
     // The row's statistics (rows past Sq are masked; their values are never used).
     let mut row_lse = 0.0f32;
@@ -488,23 +548,27 @@ pub fn attention_bwd_dq_cmma<E: Float, N: Size, NS: Size>(
         sync_cube();
 
         // S = Q·Kᵀ, kept by the lanes while dP = dO·Vᵀ takes the scratch.
-        row_products::<E, N, NS>(&q_s, row_at, &k_s, ld_d, &mut s_s, s_at, p.head_dim, p);
+        row_products::<E, N, NS>(
+            &q_s, row_at, &k_s, t_row0, ld_d, &mut s_s, s_at, p.head_dim, p,
+        );
         #[unroll]
         for j in 0..comptime!(cols / p.svec) {
-            let x = s_s[s_at + ((my_row * (bkv + PAD_S) + c0) / p.svec + j) as usize];
+            let x = s_s[s_at + ((my_row * comptime!(p.ld_s()) + lc0) / p.svec + j) as usize];
             #[unroll]
             for e in 0..p.svec {
                 dots[comptime!((j * p.svec) as usize) + e as usize] = x[e as usize];
             }
         }
-        row_products::<E, N, NS>(&do_s, row_at, &v_s, ld_v, &mut s_s, s_at, p.val_dim, p);
+        row_products::<E, N, NS>(
+            &do_s, row_at, &v_s, t_row0, ld_v, &mut s_s, s_at, p.val_dim, p,
+        );
         #[unroll]
         for jv in 0..comptime!(cols / p.vec) {
             let mut dsv = Vector::<E, N>::new(E::from_int(0));
             #[unroll]
             for js in 0..comptime!(p.vec / p.svec) {
                 let c4 = comptime!(jv * p.vec + js * p.svec);
-                let x = s_s[s_at + ((my_row * (bkv + PAD_S) + c0 + c4) / p.svec) as usize];
+                let x = s_s[s_at + ((my_row * comptime!(p.ld_s()) + lc0 + c4) / p.svec) as usize];
                 #[unroll]
                 for e in 0..p.svec {
                     let c = c4 + e;
@@ -530,18 +594,27 @@ pub fn attention_bwd_dq_cmma<E: Float, N: Size, NS: Size>(
                     dsv[comptime!((js * p.svec) as usize) + e as usize] = E::cast_from(grad);
                 }
             }
-            t_s[t_at + ((my_row * (bkv + PAD) + c0) / p.vec + jv) as usize] = dsv;
+            t_s[t_at + ((my_row * comptime!(p.ld_t()) + lc0) / p.vec + jv) as usize] = dsv;
         }
         sync_plane();
         // dQ += dS·K.
-        tile_products::<E, N>(&t_s, t_at, &k_s, ld_d, &mut dq_acc, p.head_dim, p);
+        tile_products::<E, N>(&t_s, t_at, &k_s, t_row0, ld_d, &mut dq_acc, p.head_dim, p);
         start += bkv as i32;
     }
 
     let dq_base = b as usize * dq.stride(0) + h as usize * dq.stride(1);
-    let first = q_first + plane * 16;
+    let first = q_first + group * 16;
     write_rows::<E, NS>(
-        &dq_acc, &mut s_s, s_at, dq, dq_base, first, seq_q, p.head_dim, p,
+        &dq_acc,
+        &mut s_s,
+        s_at,
+        dq,
+        dq_base,
+        first,
+        seq_q,
+        part_t == 0,
+        p.head_dim,
+        p,
     );
 }
 
@@ -554,14 +627,15 @@ fn row_products<E: Float, N: Size, NS: Size>(
     res: &SharedMemory<Vector<E, N>>,
     row_at: usize,
     tile_s: &SharedMemory<Vector<E, N>>,
+    t_row0: u32,
     #[comptime] ld: u32,
     s_s: &mut SharedMemory<Vector<f32, NS>>,
     s_at: usize,
     #[comptime] width: u32,
     #[comptime] p: BwdCmmaParams,
 ) {
-    let ld_s = comptime!(p.tile + PAD_S);
-    let n_frags = comptime!(p.tile / 16);
+    let ld_s = comptime!(p.ld_s());
+    let n_frags = comptime!(p.part() / 16);
     let mut acc = Sequence::<cmma::Matrix<f32>>::new();
     #[unroll]
     for _ in 0..n_frags {
@@ -576,7 +650,8 @@ fn row_products<E: Float, N: Size, NS: Size>(
         for n in 0..n_frags {
             // The tile's rows as B (columns x rows): column-major with stride ld.
             let bt = fragment::<E>(cmma::MatrixIdent::B, cmma::MatrixLayout::ColMajor);
-            let at = comptime!(((n * 16 * ld + c * 16) / p.vec) as usize);
+            let at = ((t_row0 + comptime!(n * 16)) * comptime!(ld / p.vec)) as usize
+                + comptime!((c * 16 / p.vec) as usize);
             cmma::load(&bt, &tile_s.slice(at, tile_s.len()), ld);
             let m = acc.index(n as usize);
             cmma::execute::<E, E, f32, f32>(&a, &bt, m, m);
@@ -606,14 +681,15 @@ fn tile_products<E: Float, N: Size>(
     t_s: &SharedMemory<Vector<E, N>>,
     t_at: usize,
     x_s: &SharedMemory<Vector<E, N>>,
+    t_row0: u32,
     #[comptime] ld: u32,
     accs: &mut Sequence<cmma::Matrix<f32>>,
     #[comptime] width: u32,
     #[comptime] p: BwdCmmaParams,
 ) {
-    let ld_t = comptime!(p.tile + PAD);
+    let ld_t = comptime!(p.ld_t());
     #[unroll]
-    for kk in 0..comptime!(p.tile / 16) {
+    for kk in 0..comptime!(p.part() / 16) {
         let a = fragment::<E>(cmma::MatrixIdent::A, cmma::MatrixLayout::RowMajor);
         cmma::load(
             &a,
@@ -626,7 +702,8 @@ fn tile_products<E: Float, N: Size>(
         #[unroll]
         for c in 0..comptime!(width / 16) {
             let x = fragment::<E>(cmma::MatrixIdent::B, cmma::MatrixLayout::RowMajor);
-            let at = comptime!(((kk * 16 * ld + c * 16) / p.vec) as usize);
+            let at = ((t_row0 + comptime!(kk * 16)) * comptime!(ld / p.vec)) as usize
+                + comptime!((c * 16 / p.vec) as usize);
             cmma::load(&x, &x_s.slice(at, x_s.len()), ld);
             let m = accs.index(c as usize);
             cmma::execute::<E, E, f32, f32>(&a, &x, m, m);
@@ -636,7 +713,9 @@ fn tile_products<E: Float, N: Size>(
 
 /// Writes the plane's 16 accumulated rows (`accs`, `width` columns) to rows `first..` of
 /// `t` (a `[B, H, S, width]` tensor at `base`), rows at or past `seq` left out, through the
-/// plane's f32 scratch.
+/// plane's f32 scratch. With `split` 2, the pair of planes sharing the rows adds its
+/// accumulators there and the first of the two (`lead`) writes the sum; every plane must
+/// call this.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn write_rows<E: Float, NS: Size>(
@@ -647,6 +726,7 @@ fn write_rows<E: Float, NS: Size>(
     base: usize,
     first: u32,
     seq: u32,
+    lead: bool,
     #[comptime] width: u32,
     #[comptime] p: BwdCmmaParams,
 ) {
@@ -654,20 +734,35 @@ fn write_rows<E: Float, NS: Size>(
     let my_row = lane / PER_ROW;
     let part = lane % PER_ROW;
     let row = first + my_row;
+    let split = p.split;
+    // The partner's scratch follows this plane's.
+    let partner = s_at + comptime!((16 * p.ld_s() / p.svec) as usize);
+    let writes = row < seq && lead;
     #[unroll]
     for c in 0..comptime!(width / 16) {
         // The scratch's last readers are done (the caller's products, or the previous chunk).
-        sync_plane();
+        if comptime!(split > 1) {
+            sync_cube();
+        } else {
+            sync_plane();
+        }
         to_shared(
             accs.index(c as usize),
             s_s,
             s_at,
             comptime!(p.scratch_len()),
         );
-        if row < seq {
+        if comptime!(split > 1) {
+            sync_cube();
+        }
+        if writes {
             #[unroll]
             for j in 0..comptime!(8 / p.svec) {
-                let x = s_s[s_at + ((my_row * 16 + part * 8) / p.svec + j) as usize];
+                let at = ((my_row * 16 + part * 8) / p.svec + j) as usize;
+                let mut x = s_s[s_at + at];
+                if comptime!(split > 1) {
+                    x += s_s[partner + at];
+                }
                 #[unroll]
                 for e in 0..p.svec {
                     let col = comptime!(c * 16) + part * 8 + comptime!(j * p.svec) + e;

@@ -276,7 +276,8 @@ fn launch_with<R: Runtime>(
                 has_dropout: params.has_dropout,
                 ..c.cmma_params(problem.head_dim, problem.val_dim, vec as u32, dkdv)
             };
-            let rows = 16 * c.planes as usize;
+            // Resident rows per cube: 16 a plane, or a pair's (grid).
+            let rows = cmma(true).rows() as usize;
             let cube = CubeDim::new_2d(32, c.planes);
             // SAFETY: the kernel guards each global index against the shapes it is given, and
             // its fragments address shared memory it sized from the same parameters (see
