@@ -3,8 +3,8 @@
 //! [`super::mma`]: Vulkan through SPIR-V, and CUDA's WMMA (where it is tested).
 //!
 //! Two kernels, as FlashAttention-2's backward without atomics (Vulkan has no two-element f32
-//! atomic add). Each owns `16 · planes` rows of one side, staged once in shared memory, and
-//! walks tiles of the other side:
+//! atomic add). Each owns 16 rows per plane (per pair of planes with `split` 2) of one side,
+//! staged once in shared memory, and walks tiles of the other side:
 //! - [`attention_bwd_dkdv_cmma`]: a cube per block of keys (K and V resident) walks the
 //!   query tiles of every query head in the key's group, so GQA needs no atomics.
 //! - [`attention_bwd_dq_cmma`]: a cube per block of queries (Q and dO resident) walks the key
@@ -123,9 +123,9 @@ impl BwdCmmaParams {
     }
 }
 
-/// dK and dV. Grid: `(ceil(Sk / (16 · planes)), B·Hkv)`, cubes of `32 x planes` units. q, k,
-/// v and dO are read `N` elements at a time (their last dim contiguous and every other stride
-/// a multiple of `N`); `lse` is the forward's (natural log).
+/// dK and dV. Grid: `(ceil(Sk / rows), B·Hkv)`, `rows` being `BwdCmmaParams::rows`; cubes
+/// of `32 x planes` units. q, k, v and dO are read `N` elements at a time (their last dim
+/// contiguous and every other stride a multiple of `N`); `lse` is the forward's (natural log).
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn attention_bwd_dkdv_cmma<E: Float, N: Size, NS: Size>(
@@ -408,8 +408,8 @@ pub fn attention_bwd_dkdv_cmma<E: Float, N: Size, NS: Size>(
     );
 }
 
-/// dQ. Grid: `(ceil(Sq / (16 · planes)), B·H)`, cubes of `32 x planes` units; inputs as in
-/// [`attention_bwd_dkdv_cmma`].
+/// dQ. Grid: `(ceil(Sq / rows), B·H)`, `rows` being `BwdCmmaParams::rows`; cubes of
+/// `32 x planes` units; inputs as in [`attention_bwd_dkdv_cmma`].
 #[cube(launch_unchecked)]
 #[allow(clippy::too_many_arguments)]
 pub fn attention_bwd_dq_cmma<E: Float, N: Size, NS: Size>(
