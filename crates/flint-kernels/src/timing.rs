@@ -13,7 +13,7 @@ use flint_tune::Benchmark;
 pub enum Dispatch {
     /// Launch the kernels.
     Run,
-    /// Launch every kernel on an empty grid: on CUDA with the workspace's CubeCL
+    /// Launch every kernel on an empty grid: on CUDA and wgpu with the workspace's CubeCL
     /// (`vendor/README.md`) that starts compiling it on a background thread and runs nothing.
     CompileOnly,
 }
@@ -29,9 +29,12 @@ impl Dispatch {
 }
 
 /// Whether an empty dispatch compiles in the background on `R`, rather than failing (CubeCL's
-/// published CUDA runtime) or compiling in line (other runtimes, where it gains nothing).
+/// published CUDA runtime) or compiling in line (its published wgpu runtime, other runtimes),
+/// where it would gain nothing.
 pub fn compiles_in_background<R: Runtime>(client: &ComputeClient<R>) -> bool {
-    cfg!(flint_background_compile) && R::name(client) == "cuda"
+    let name = R::name(client);
+    (cfg!(flint_background_compile) && name == "cuda")
+        || (cfg!(flint_wgpu_background_compile) && name.starts_with("wgpu"))
 }
 
 /// Times one launch of a kernel per call: the wall time between device syncs. Before timing,
