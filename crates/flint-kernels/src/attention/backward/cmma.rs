@@ -11,9 +11,11 @@
 //!   tiles.
 //!
 //! Per tile and plane, the two products over `D` (`K·Qᵀ` and `V·dOᵀ` in dK/dV, `Q·Kᵀ` and
-//! `dO·Vᵀ` in dQ) go through one f32 scratch in turn: the first product's scores stay in the
-//! lanes' registers (two lanes per row, half a row each) while the second is computed. The
-//! elementwise gradient is the portable backward's (`grads_of`), so masks, bias, softcap,
+//! `dO·Vᵀ` in dQ) go through one f32 scratch in turn: the first product's results stay in the
+//! lanes' registers (two lanes per row, half a row each) while the second is computed; in
+//! dK/dV those are the probabilities P, so each score takes one exponential (the raw scores
+//! under softcap, whose tanh the second pass needs). The elementwise gradient is the portable
+//! backward's (`grads_of`, split as `prob_of` and `grads_from`), so masks, bias, softcap,
 //! dropout and the bias gradient follow one definition. P, then dS, pass through one 16-bit
 //! buffer per plane to the products over the tile (`Pᵀ·dO`, `dSᵀ·Q`, `dS·K`). The gradient
 //! accumulators are matrix fragments for the whole walk.
@@ -23,7 +25,9 @@
 
 use cubecl::prelude::*;
 
-use crate::attention::backward::portable::{BwdParams, grads_of, stage_row_stats, visible};
+use crate::attention::backward::portable::{
+    BwdParams, grads_from, grads_of, prob_of, stage_row_stats, visible,
+};
 use crate::attention::forward::PortableScalars;
 use crate::attention::forward::cmma::{LANES, PAD, PAD_S, PER_ROW, fragment, to_shared, zeros};
 use crate::attention::forward::mma::stage;
@@ -248,7 +252,8 @@ pub fn attention_bwd_dkdv_cmma<E: Float, N: Size, NS: Size>(
     for _ in 0..comptime!(p.val_dim / 16) {
         dv_acc.push(zeros());
     }
-    // The lane's raw scores `K·Qᵀ` of the tile, kept while `V·dOᵀ` takes the scratch.
+    // The lane's P of the tile (its raw scores `K·Qᵀ` under softcap), kept while `V·dOᵀ`
+    // takes the scratch.
     let mut dots = Array::<f32>::new(cols as usize);
 
     for g in 0..s.group {
@@ -297,23 +302,35 @@ pub fn attention_bwd_dkdv_cmma<E: Float, N: Size, NS: Size>(
                     #[unroll]
                     for e in 0..p.svec {
                         let c = c4 + e;
-                        dots[c as usize] = x[e as usize];
                         let row = start + (c0 + c) as i32;
                         let shown =
                             row < q_hi && key < seq_kv as i32 && visible(row, key, offset, s, fp);
                         let bias_at =
                             bias_bh + row as usize * bias.stride(2) + key as usize * bias.stride(3);
-                        let (weight, _, _) = grads_of(
+                        let (prob, t) = prob_of(
                             x[e as usize],
-                            0.0f32,
-                            row,
-                            key,
                             lse_s[(c0 + c) as usize],
-                            delta_s[(c0 + c) as usize],
-                            bh,
                             bias,
                             bias_at,
                             shown,
+                            s,
+                            fp,
+                        );
+                        // Without softcap P alone carries the score to the second pass; with
+                        // it, the raw score does (the tanh is needed again).
+                        if p.has_softcap {
+                            dots[c as usize] = x[e as usize];
+                        } else {
+                            dots[c as usize] = prob;
+                        }
+                        let (weight, _, _) = grads_from(
+                            prob,
+                            t,
+                            0.0f32,
+                            delta_s[(c0 + c) as usize],
+                            row,
+                            key,
+                            bh,
                             s,
                             fp,
                         );
@@ -326,7 +343,7 @@ pub fn attention_bwd_dkdv_cmma<E: Float, N: Size, NS: Size>(
             // dV += Pᵀ·dO.
             tile_products::<E, N>(&t_s, t_at, &do_s, t_row0, ld_v, &mut dv_acc, p.val_dim, p);
 
-            // dPᵀ = V·dOᵀ; with the kept scores, dSᵀ (scaled) replaces P.
+            // dPᵀ = V·dOᵀ; with the kept P, dSᵀ (scaled) replaces P.
             row_products::<E, N, NS>(
                 &v_s, row_at, &do_s, t_row0, ld_v, &mut s_s, s_at, p.val_dim, p,
             );
@@ -342,25 +359,48 @@ pub fn attention_bwd_dkdv_cmma<E: Float, N: Size, NS: Size>(
                     for e in 0..p.svec {
                         let c = c4 + e;
                         let row = start + (c0 + c) as i32;
-                        let shown =
-                            row < q_hi && key < seq_kv as i32 && visible(row, key, offset, s, fp);
-                        let bias_at =
-                            bias_bh + row as usize * bias.stride(2) + key as usize * bias.stride(3);
-                        let (_, ds, grad) = grads_of(
-                            dots[c as usize],
-                            x[e as usize],
-                            row,
-                            key,
-                            lse_s[(c0 + c) as usize],
-                            delta_s[(c0 + c) as usize],
-                            bh,
-                            bias,
-                            bias_at,
-                            shown,
-                            s,
-                            fp,
-                        );
-                        if p.has_dbias && shown {
+                        let (ds, grad) = if p.has_softcap {
+                            let shown = row < q_hi
+                                && key < seq_kv as i32
+                                && visible(row, key, offset, s, fp);
+                            let bias_at = bias_bh
+                                + row as usize * bias.stride(2)
+                                + key as usize * bias.stride(3);
+                            let (_, d, g) = grads_of(
+                                dots[c as usize],
+                                x[e as usize],
+                                row,
+                                key,
+                                lse_s[(c0 + c) as usize],
+                                delta_s[(c0 + c) as usize],
+                                bh,
+                                bias,
+                                bias_at,
+                                shown,
+                                s,
+                                fp,
+                            );
+                            (d, g)
+                        } else {
+                            // P from the first pass: no second exponential.
+                            let (_, d, g) = grads_from(
+                                dots[c as usize],
+                                0.0f32,
+                                x[e as usize],
+                                delta_s[(c0 + c) as usize],
+                                row,
+                                key,
+                                bh,
+                                s,
+                                fp,
+                            );
+                            (d, g)
+                        };
+                        if p.has_dbias
+                            && row < q_hi
+                            && key < seq_kv as i32
+                            && visible(row, key, offset, s, fp)
+                        {
                             // By strides: a fresh device buffer may have padded rows.
                             dbias[b as usize * dbias.stride(0)
                                 + h as usize * dbias.stride(1)

@@ -183,11 +183,11 @@ pub(crate) fn visible(
 }
 
 /// One score's gradients from its dot products `Q·K` (`dot`) and `dO·V` (`dp_dot`):
-/// `(weight, ds, g, shown)`, where `weight` is P after dropout (what dV takes), `ds` the
-/// gradient of the score after softcap (what the bias gradient is), `g` that of `Q·Kᵀ`
-/// (what dK and dQ take) and `shown` whether the mask and the lengths leave the pair in.
-/// Masked scores have P = 0 and contribute nothing; a NaN score goes on to make the
-/// gradients NaN, as in an unfused attention.
+/// `(weight, ds, g)`, where `weight` is P after dropout (what dV takes), `ds` the gradient of
+/// the score after softcap (what the bias gradient is) and `g` that of `Q·Kᵀ` (what dK and dQ
+/// take). `shown` is whether the mask and the lengths leave the pair in. Masked scores have
+/// P = 0 and contribute nothing; a NaN score goes on to make the gradients NaN, as in an
+/// unfused attention.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn grads_of(
@@ -204,12 +204,26 @@ pub(crate) fn grads_of(
     s: &PortableScalars,
     #[comptime] p: BwdParams,
 ) -> (f32, f32, f32) {
-    let mut weight = 0.0f32;
-    let mut ds = 0.0f32;
-    let mut g = 0.0f32;
+    let (prob, t) = prob_of(dot, lse, bias, bias_at, shown, s, p);
+    grads_from(prob, t, dp_dot, delta, row, key, bh, s, p)
+}
+
+/// The first half of [`grads_of`]: `(P, t)` of one score, P before dropout or -1 where the
+/// pair is out (not `shown`, or a score at the mask's value), and `t` the softcap's tanh.
+#[cube]
+pub(crate) fn prob_of(
+    dot: f32,
+    lse: f32,
+    bias: &Tensor<f32>,
+    bias_at: usize,
+    shown: bool,
+    s: &PortableScalars,
+    #[comptime] p: BwdParams,
+) -> (f32, f32) {
+    let mut prob = f32::new(-1.0);
+    let mut t = 0.0f32;
     if shown {
         let mut score = dot * s.scale;
-        let mut t = 0.0f32;
         if p.has_softcap {
             t = (score / s.softcap).tanh();
             score = s.softcap * t;
@@ -218,22 +232,46 @@ pub(crate) fn grads_of(
             score += bias[bias_at];
         }
         if score > MASKED_BELOW || score.is_nan() {
-            let prob = (score - lse).exp();
-            let mut dp = dp_dot;
-            weight = prob;
-            if p.has_dropout {
-                let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
-                let kept = uniform_cube(s.seed, bh, row as u32, key as u32) >= s.dropout_p;
-                weight = select(kept, prob * keep_scale, 0.0f32);
-                dp = select(kept, dp * keep_scale, 0.0f32);
-            }
-            ds = prob * (dp - delta);
-            let mut raw = ds;
-            if p.has_softcap {
-                raw *= 1.0f32 - t * t;
-            }
-            g = raw * s.scale;
+            prob = (score - lse).exp();
         }
+    }
+    (prob, t)
+}
+
+/// The second half of [`grads_of`], from [`prob_of`]'s `(prob, t)`: a kernel that keeps P
+/// between its two passes over a tile computes each exponential once.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn grads_from(
+    prob: f32,
+    t: f32,
+    dp_dot: f32,
+    delta: f32,
+    row: i32,
+    key: i32,
+    bh: u32,
+    s: &PortableScalars,
+    #[comptime] p: BwdParams,
+) -> (f32, f32, f32) {
+    let mut weight = 0.0f32;
+    let mut ds = 0.0f32;
+    let mut g = 0.0f32;
+    // A NaN P (from a NaN score) counts as in.
+    if prob >= 0.0f32 || prob.is_nan() {
+        let mut dp = dp_dot;
+        weight = prob;
+        if p.has_dropout {
+            let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
+            let kept = uniform_cube(s.seed, bh, row as u32, key as u32) >= s.dropout_p;
+            weight = select(kept, prob * keep_scale, 0.0f32);
+            dp = select(kept, dp * keep_scale, 0.0f32);
+        }
+        ds = prob * (dp - delta);
+        let mut raw = ds;
+        if p.has_softcap {
+            raw *= 1.0f32 - t * t;
+        }
+        g = raw * s.scale;
     }
     (weight, ds, g)
 }
