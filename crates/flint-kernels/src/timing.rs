@@ -34,7 +34,9 @@ impl Dispatch {
 pub fn compiles_in_background<R: Runtime>(client: &ComputeClient<R>) -> bool {
     let name = R::name(client);
     (cfg!(flint_background_compile) && name == "cuda")
-        || (cfg!(flint_wgpu_background_compile) && name.starts_with("wgpu"))
+        // (No threads to compile on in a browser.)
+        || (cfg!(all(flint_wgpu_background_compile, not(target_family = "wasm")))
+            && name.starts_with("wgpu"))
 }
 
 /// Times one launch of a kernel per call: the wall time between device syncs. Before timing,
