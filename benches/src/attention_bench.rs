@@ -631,20 +631,8 @@ where
             // And sliced (`s`: operands staged 32 columns at a time, for small shared
             // memories).
             let portable_sliced = portable.map(AttentionBwdConfig::with_slices);
-            // The cooperative-matrix backward (planes, query tile, key tile; `cmma`).
-            let cmma = [
-                (8, 32, 32, true),
-                (4, 32, 32, true),
-                (4, 64, 64, false),
-                (4, 32, 32, false),
-                (2, 64, 64, false),
-                (2, 32, 32, false),
-                (2, 16, 16, false),
-            ]
-            .map(|(planes, bq, bkv, grid)| AttentionBwdConfig {
-                grid,
-                ..AttentionBwdConfig::new(Variant::Cmma, bq, bkv).with_planes(planes)
-            });
+            // The cooperative-matrix backward: the op's own tilings (`cmma`).
+            let cmma = flint::kernels::attention::AttentionBwdOp::cmma_tilings();
             for config in tilings
                 .into_iter()
                 .chain(wide)

@@ -138,14 +138,20 @@ impl AttentionBwdOp {
     /// The cooperative-matrix tilings that fit the device, largest first (none where the
     /// device has no cmma for the call's dtype).
     fn cmma_configs(&self, inv: &Invocation) -> Vec<AttentionBwdConfig> {
+        Self::cmma_tilings()
+            .filter(|c| self.check(inv, c).is_ok())
+            .collect()
+    }
+
+    /// Every cooperative-matrix tiling the op knows, most planes first, fitting or not (the
+    /// benchmark's forced rows; candidates are those of them that fit the call).
+    pub fn cmma_tilings() -> impl Iterator<Item = AttentionBwdConfig> {
         CMMA_TILINGS
             .iter()
             .map(|&(planes, bq, bkv, grid)| AttentionBwdConfig {
                 grid,
                 ..AttentionBwdConfig::new(Variant::Cmma, bq, bkv).with_planes(planes)
             })
-            .filter(|c| self.check(inv, c).is_ok())
-            .collect()
     }
 
     /// The warpgroup-MMA backward (two kernels of 128 rows per cube).
