@@ -720,7 +720,7 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
     // pipelined kernel's problem scalars and launch group) and returns what its launcher
     // takes for the first; `$after` are the launcher's arguments for the others.
     macro_rules! attention_source {
-        ($m:ident :: $f:ident, $kernel:ident, $name:literal, $configs:expr, $pipelined:expr, $scalars:expr, [$($map:expr),*], [$($after:expr),*]) => {
+        ($m:ident :: $f:ident, $kernel:ident, $name:literal, $configs:expr, $pipelined:expr, $scalars:expr, [$($map:expr),*], [$($out_map:expr),*], [$($after:expr),*]) => {
             for (warpgroups, block_kv, d, causal) in $configs {
                 use crate::wgmma::attention::WgmmaFwdParams;
                 use crate::wgmma::$m::$f as f;
@@ -753,6 +753,10 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                     tma: $pipelined,
                     ..Default::default()
                 };
+                let params = WgmmaFwdParams {
+                    tma_store: $pipelined && params.tma_store_fits(),
+                    ..params
+                };
                 let kernel = f::$kernel::<WgpuRuntime>::new(
                     settings,
                     client.clone(),
@@ -761,6 +765,7 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                     v,
                     $($map,)*
                     o,
+                    $($out_map,)*
                     lse,
                     scalar_arg,
                     $($after,)*
@@ -796,6 +801,7 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
             Ok(())
         },
         [],
+        [],
         []
     );
     attention_source!(
@@ -820,6 +826,7 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
             Ok(scalars)
         },
         [(), (), ()],
+        [()],
         [()]
     );
     // The backward's two kernels, causal and not, D = 128 (two consumer warpgroups).
@@ -1183,6 +1190,12 @@ mod tests {
         assert!(crate::wgmma::compiler_emits_wgmma(&client));
         let sources = super::wgmma_cuda_sources().expect("the wgmma kernels compile");
         assert_eq!(sources.len(), 16);
+        // For ptxas by hand (`scripts/device/local_ptxas.sh`'s tools): the sources as files.
+        if let Ok(dir) = std::env::var("FLINT_DUMP_WGMMA") {
+            for (name, source) in &sources {
+                std::fs::write(format!("{dir}/{name}.cu"), source).expect("dump writes");
+            }
+        }
         for (name, source) in &sources {
             for needle in [
                 "wgmma.fence.sync.aligned",
@@ -1193,7 +1206,20 @@ mod tests {
             ] {
                 assert!(source.contains(needle), "{name}: no {needle}");
             }
-            assert!(!source.contains("__stmatrix_"), "{name}: an stmatrix");
+            // The pipelined forward's 128-row tiles stage O by `stmatrix` and store it by
+            // TMA (the light prelude's wrappers); nothing else stores either way.
+            let staged = name.starts_with("attention_fwd_wgmma_pipelined_d128_wg2_kv128");
+            for needle in [
+                "__stmatrix_m8n8___nv_bfloat16_4x(reinterpret_cast",
+                "experimental::cp_async_bulk_tensor_4d_shared_to_global(&",
+                "experimental::cp_async_bulk_wait_group_read<0>();",
+            ] {
+                assert_eq!(
+                    source.contains(needle),
+                    staged,
+                    "{name}: {needle}: expected {staged}"
+                );
+            }
             // The pipelined kernel reads Q from shared memory (the SS form) and waits for
             // S with P·V still in flight.
             // So does the backward (S and dP, both with the other in flight).

@@ -338,7 +338,9 @@ impl Op for AttentionFwdOp {
         // rescales where it can; re-tune.
         // 13: the portable kernel's sliced form joins the candidates where whole rows do
         // not fit (48 KiB at D = 128); re-tune.
-        13
+        // 14: the warpgroup kernel's output leaves by TMA where a block fits a V buffer,
+        // which speeds 128x128 tiles and not 192-row ones; re-tune.
+        14
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionFwdConfig, String> {

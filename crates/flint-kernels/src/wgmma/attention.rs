@@ -53,6 +53,10 @@ pub struct WgmmaFwdParams {
     /// Pipelined only: the producer copies by TMA (one thread, one instruction per 16-byte
     /// column of a tile) instead of cp.async (every producer thread, one per 16 bytes).
     pub tma: bool,
+    /// Pipelined only: O leaves by TMA, staged by `stmatrix` in the block's last V buffer,
+    /// instead of each thread's 4-byte stores (`super::pipelined::store_rows_tma`). Needs
+    /// [`WgmmaFwdParams::tma_store_fits`].
+    pub tma_store: bool,
 }
 
 /// Work the pipelined kernel leaves out, to time what remains (its results are then wrong).
@@ -93,6 +97,13 @@ impl WgmmaFwdParams {
             && self.tma
             && self.head_dim.is_multiple_of(64)
             && self.val_dim.is_multiple_of(64)
+    }
+
+    /// Whether O can leave by TMA store: the copies land in swizzled rows (the store uses
+    /// the same layout) and a block's rows fit in one V buffer (`64 · warpgroups` rows of
+    /// `Dv` beside `block_kv` rows of `Dv`).
+    pub const fn tma_store_fits(&self) -> bool {
+        self.swizzle() && 64 * self.warpgroups <= self.block_kv
     }
 
     /// Registers per thread of the pipelined kernel's producer warpgroup, after it releases

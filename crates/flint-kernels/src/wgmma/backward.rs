@@ -105,6 +105,7 @@ impl WgmmaBwdParams {
             has_right: self.has_right,
             out_vec: self.out_vec,
             tma: true,
+            tma_store: false,
         }
     }
 }

@@ -535,10 +535,15 @@ fn attention_launcher<'a, R: Runtime>(
                 return;
             };
             let map = |h, rows| tile_map(&tensor_arg::<R>(h, shape), rows, bf16(), p.swizzle());
-            let (Some(q_map), Some(k_map), Some(v_map)) = (
+            let (Some(q_map), Some(k_map), Some(v_map), Some(out_map)) = (
                 map(q, 64 * p.warpgroups as usize),
                 map(k, p.block_kv as usize),
                 map(v, p.block_kv as usize),
+                // Q's map stands in where O does not leave by TMA (never read then).
+                map(
+                    if p.tma_store { out } else { q },
+                    64 * p.warpgroups as usize,
+                ),
             ) else {
                 return;
             };
@@ -557,6 +562,7 @@ fn attention_launcher<'a, R: Runtime>(
                     k_map,
                     v_map,
                     tensor_arg(out, shape),
+                    out_map,
                     lse_arg,
                     scalars,
                     1u32,

@@ -35,6 +35,11 @@
 //! block's scores (an `empty` barrier for Q), overlapping its last `P·V` and the output's
 //! stores. Both sides count the tiles they have walked, which gives every barrier's phase.
 //!
+//! The output leaves through shared memory: `stmatrix` into the block's last V buffer, then
+//! one TMA store per 64 columns ([`store_rows_tma`]), where the copies are swizzled and a
+//! block's rows fit that buffer (`WgmmaFwdParams::tma_store`); elsewhere each thread stores
+//! its pairs ([`write_rows`]).
+//!
 //! It is the selector's `Variant::Wgmma`: any lengths (rows past `Sq` or `Sk` are zero-filled
 //! by the copies, and keys past `Sk` masked), GQA, windows and causal masks, any strides that
 //! are multiples of 8 elements with a contiguous last dim. A cube walks only the key tiles its
@@ -43,7 +48,8 @@
 //! loop so that only the first and last pay for a mask. No bias, softcap or dropout (the op
 //! offers the variant only without them).
 
-use cubecl::ir::FastMath;
+use cubecl::cmma::MmaDefinition;
+use cubecl::ir::{FastMath, MatrixIdent};
 use cubecl::prelude::barrier::{Barrier, copy_async};
 use cubecl::prelude::*;
 
@@ -715,6 +721,7 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
     k_map: &TensorMap<E, Tiled>,
     v_map: &TensorMap<E, Tiled>,
     out: &mut Tensor<Vector<E, NO>>,
+    out_map: &mut TensorMap<E, Tiled>,
     lse: &mut Tensor<f32>,
     s: &PortableScalars,
     launch_group: u32,
@@ -853,30 +860,54 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
                     m_run[r as usize] = f32::new(-3.0e38);
                     l_run[r as usize] = 0.0f32;
                 }
+                let mut staged = false;
                 if tiles > 0 {
                     consume::<E, N>(
                         &mut o_acc, &mut m_run, &mut l_run, row0, seq_q, seq_kv, &walk, base,
                         loads, s, &q_s, &k_s, &v_s, &q_full, &q_empty, &k_full, &v_full, &k_empty,
                         &v_empty, p,
                     );
+                    if comptime!(p.tma_store) {
+                        store_rows_tma::<E, N>(
+                            out_map,
+                            lse,
+                            &mut v_s,
+                            &v_empty,
+                            &o_acc,
+                            &l_run,
+                            &m_run,
+                            q_first,
+                            row0,
+                            seq_q,
+                            b,
+                            h,
+                            base + tiles - 1,
+                            s.scale * LOG2_E,
+                            s.neg_inf,
+                            p,
+                        );
+                        staged = true;
+                    }
                     base += tiles;
                     loads += 1;
                 }
-                write_rows::<E, NO>(
-                    out,
-                    lse,
-                    &o_acc,
-                    &l_run,
-                    &m_run,
-                    row0,
-                    seq_q,
-                    b,
-                    h,
-                    s.scale * LOG2_E,
-                    s.neg_inf,
-                    p.val_dim,
-                    p.out_vec,
-                );
+                if !staged {
+                    write_rows::<E, NO>(
+                        out,
+                        lse,
+                        &o_acc,
+                        &l_run,
+                        &m_run,
+                        row0,
+                        seq_q,
+                        b,
+                        h,
+                        s.scale * LOG2_E,
+                        s.neg_inf,
+                        p.val_dim,
+                        p.out_vec,
+                    );
+                }
             }
             step += 1;
         }
@@ -1073,6 +1104,124 @@ fn consume<E: Float, N: Size>(
     let v_last = v_operand(v_addr + (last % stages) * v_tile_bytes, p);
     wgmma_issue::<E, u16>(&p_frag, &v_last, o_acc, p.val_dim, p.block_kv);
     wgmma_wait(o_acc, &mut token, false);
+    // With `tma_store` the output is staged in this buffer, which its store releases.
+    if comptime!(!p.tma_store) {
+        release_stage(v_empty, last % stages, stages);
+    }
+}
+
+/// [`write_rows`] through shared memory and TMA (`WgmmaFwdParams::tma_store`): once every
+/// consumer is past its last `P·V`, each warp writes its normalised rows of O by `stmatrix`
+/// into the block's last V buffer (`last % stages`, not yet released), in the 128-byte
+/// swizzled layout of the output's tensor map (boxes of `64 · warpgroups` rows by 64
+/// columns); one thread stores the boxes by TMA, which clips rows at or past `seq_q`, and
+/// arrives on the buffer's `empty` barrier once the copies have read it, so that the
+/// producer gets it back only then. Each warp's `stmatrix` x4 writes four
+/// 8x8 blocks whose rows are 16 bytes apart in eight different swizzled chunks (no bank
+/// conflicts), where 4-byte stores to global memory left the warps waiting on the
+/// load/store unit for about a sixth of the causal forward's time at 2k (`docs/PERF.md`).
+/// The LSE rows go out as in [`write_rows`].
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn store_rows_tma<E: Float, N: Size>(
+    out_map: &mut TensorMap<E, Tiled>,
+    lse: &mut Tensor<f32>,
+    v_s: &mut SharedMemory<Vector<E, N>>,
+    v_empty: &Sequence<Shared<Barrier>>,
+    o_acc: &Array<Vector<f32, Pair>>,
+    l_run: &Array<f32>,
+    m_run: &Array<f32>,
+    q_first: u32,
+    row0: u32,
+    seq_q: u32,
+    b: u32,
+    h: u32,
+    last: u32,
+    scale_log2: f32,
+    neg_inf: f32,
+    #[comptime] p: WgmmaFwdParams,
+) {
+    let consumers = comptime!(p.warpgroups * 128);
+    let all = comptime!(p.warpgroups + 1);
+    let block_q = comptime!(64 * p.warpgroups);
+    let stages = comptime!(p.stages());
+    let lane = UNIT_POS_X;
+    let t = lane % 4;
+    // Every consumer's last `P·V` has read the buffer.
+    named_barrier(all, consumers, false);
+    let mut inv = Array::<f32>::new(2usize);
+    #[unroll]
+    for r in 0..2u32 {
+        let row = row0 + r * 8;
+        let mut l = l_run[r as usize];
+        l += plane_shuffle_xor(l, 1u32);
+        l += plane_shuffle_xor(l, 2u32);
+        inv[r as usize] = select(l == 0.0f32, 0.0f32, 1.0f32 / l);
+        if row < seq_q && t == 0 {
+            let at = b as usize * lse.stride(0)
+                + h as usize * lse.stride(1)
+                + row as usize * lse.stride(2);
+            lse[at] = select(
+                l == 0.0f32,
+                neg_inf,
+                m_run[r as usize] * scale_log2 * LN_2 + l.ln(),
+            );
+        }
+    }
+    // Lane `l` gives the row of block `l / 8` of each x4 store: rows `l % 8` (+ 8 for odd
+    // blocks) of this warp's sixteen, columns of group `2j + l / 16` (eight columns each).
+    let quad = lane / 8;
+    let tile_row = UNIT_POS_Y * 16 + lane % 8 + (quad % 2) * 8;
+    let buf = (last % stages) * comptime!(p.block_kv * p.val_dim / 8);
+    let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
+    #[unroll]
+    for j in 0..comptime!(p.val_dim / 16) {
+        let mut regs = Array::<Vector<E, Pair>>::new(4usize);
+        #[unroll]
+        for m in 0..4u32 {
+            let pair = o_acc[(4 * j + m) as usize];
+            let scale = inv[(m % 2) as usize];
+            let mut cast = Vector::<E, Pair>::new(E::from_int(0));
+            cast[0] = E::cast_from(pair[0] * scale);
+            cast[1] = E::cast_from(pair[1] * scale);
+            regs[m as usize] = cast;
+        }
+        let group = 2 * j + quad / 2;
+        let chunk = buf
+            + (group / 8) * comptime!(block_q * 8)
+            + tile_row * 8
+            + ((group % 8) ^ (tile_row % 8));
+        def.store_matrix::<Vector<E, N>, Pair>(
+            &mut v_s.slice_mut(chunk as usize, chunk as usize + 1),
+            &regs,
+            MatrixIdent::Accumulator,
+            4usize,
+            false,
+        );
+    }
+    // The generic-proxy writes become visible to the TMA engine, then one thread stores.
+    sync_async_proxy_shared();
+    named_barrier(all, consumers, false);
+    if UNIT_POS_Y == 0 && lane == 0 {
+        #[unroll]
+        for c in 0..comptime!(p.val_dim / 64) {
+            let at = (buf + c * comptime!(block_q * 8)) as usize;
+            tma_store_4d(
+                &v_s.slice(at, at + comptime!((block_q * 8) as usize)),
+                out_map,
+                b as i32,
+                h as i32,
+                q_first as i32,
+                comptime!((c * 64) as i32),
+            );
+        }
+        tma_group_commit();
+        // The buffer is free for the producer once the copies have read it: the storing
+        // thread arrives last, the others go on to the next block (whose Q they wait for
+        // anyway) instead of waiting for the copies at a barrier (4.7% of the causal 2k
+        // launch's samples, run155).
+        tma_group_wait_read(0u32);
+    }
     release_stage(v_empty, last % stages, stages);
 }
 

@@ -71,7 +71,6 @@ impl<M: DialectWmmaCompiler<Self>> DialectIncludes<Self> for CudaDialect<M> {
         let light_barrier = flags.op_barrier
             && !flags.op_barrier_full
             && !flags.op_pipeline
-            && !flags.inst_tma_full
             && !flags.inst_tma_im2col
             && !flags.inst_ptx_wrappers
             && !flags.indexes.cluster_pos;
@@ -900,6 +899,36 @@ __device__ __forceinline__ void cp_async_bulk_tensor_4d_global_to_shared(void *d
 __device__ __forceinline__ void cp_async_bulk_tensor_5d_global_to_shared(void *dst, const void *map, int c0, int c1, int c2, int c3, int c4, barrier<thread_scope_block> &bar) {
   asm volatile("cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4, %5, %6, %7}], [%2];"
                :: "r"((unsigned int)__cvta_generic_to_shared(dst)), "l"(map), "r"(bar.__addr()), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4) : "memory");
+}
+// Tiled TMA stores and their bulk groups (sm_90).
+__device__ __forceinline__ void cp_async_bulk_tensor_1d_shared_to_global(const void *map, int c0, const void *src) {
+  asm volatile("cp.async.bulk.tensor.1d.global.shared::cta.tile.bulk_group [%0, {%2}], [%1];"
+               :: "l"(map), "r"((unsigned int)__cvta_generic_to_shared(src)), "r"(c0) : "memory");
+}
+__device__ __forceinline__ void cp_async_bulk_tensor_2d_shared_to_global(const void *map, int c0, int c1, const void *src) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%2, %3}], [%1];"
+               :: "l"(map), "r"((unsigned int)__cvta_generic_to_shared(src)), "r"(c0), "r"(c1) : "memory");
+}
+__device__ __forceinline__ void cp_async_bulk_tensor_3d_shared_to_global(const void *map, int c0, int c1, int c2, const void *src) {
+  asm volatile("cp.async.bulk.tensor.3d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4}], [%1];"
+               :: "l"(map), "r"((unsigned int)__cvta_generic_to_shared(src)), "r"(c0), "r"(c1), "r"(c2) : "memory");
+}
+__device__ __forceinline__ void cp_async_bulk_tensor_4d_shared_to_global(const void *map, int c0, int c1, int c2, int c3, const void *src) {
+  asm volatile("cp.async.bulk.tensor.4d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5}], [%1];"
+               :: "l"(map), "r"((unsigned int)__cvta_generic_to_shared(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3) : "memory");
+}
+__device__ __forceinline__ void cp_async_bulk_tensor_5d_shared_to_global(const void *map, int c0, int c1, int c2, int c3, int c4, const void *src) {
+  asm volatile("cp.async.bulk.tensor.5d.global.shared::cta.tile.bulk_group [%0, {%2, %3, %4, %5, %6}], [%1];"
+               :: "l"(map), "r"((unsigned int)__cvta_generic_to_shared(src)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4) : "memory");
+}
+__device__ __forceinline__ void cp_async_bulk_commit_group() {
+  asm volatile("cp.async.bulk.commit_group;" ::: "memory");
+}
+template <int N> __device__ __forceinline__ void cp_async_bulk_wait_group() {
+  asm volatile("cp.async.bulk.wait_group %0;" :: "n"(N) : "memory");
+}
+template <int N> __device__ __forceinline__ void cp_async_bulk_wait_group_read() {
+  asm volatile("cp.async.bulk.wait_group.read %0;" :: "n"(N) : "memory");
 }
 }
 #endif

@@ -101,9 +101,6 @@ pub struct Flags<D: Dialect> {
     pub inst_setmaxnreg: bool,
     pub op_pipeline: bool,
     pub inst_tma: bool,
-    // flint patch: TMA beyond what the light CUDA prelude implements (tiled loads into shared
-    // memory, transaction counts, the async-proxy fence): stores, bulk groups, output maps.
-    pub inst_tma_full: bool,
     pub inst_tma_im2col: bool,
     pub inst_wmma: bool,
     pub inst_ptx_wrappers: bool,
@@ -152,7 +149,6 @@ impl<D: Dialect> Default for Flags<D> {
             inst_setmaxnreg: Default::default(), // flint patch
             op_pipeline: Default::default(),
             inst_tma: Default::default(),
-            inst_tma_full: Default::default(), // flint patch
             inst_tma_im2col: Default::default(),
             inst_wmma: Default::default(),
             inst_ptx_wrappers: Default::default(),
@@ -280,7 +276,6 @@ impl<D: Dialect> CppCompiler<D> {
             elem_f16: self.flags.elem_f16,
             elem_tf32: self.flags.elem_tf32,
             inst_tma: self.flags.inst_tma,
-            inst_tma_full: self.flags.inst_tma_full, // flint patch
             inst_tma_im2col: self.flags.inst_tma_im2col,
             inst_async_copy: self.flags.inst_async_copy,
             inst_ptx_wrappers: self.flags.inst_ptx_wrappers,
@@ -846,7 +841,6 @@ impl<D: Dialect> CppCompiler<D> {
             },
             gpu::Operation::Tma(tma_ops) => {
                 self.flags.inst_tma = true;
-                self.flags.inst_tma_full = true; // flint patch
                 match tma_ops {
                     gpu::TmaOps::TmaStore {
                         source,
@@ -1756,7 +1750,6 @@ impl<D: Dialect> CppCompiler<D> {
             }
             gpu::VariableKind::TensorMapOutput(id) => {
                 self.flags.inst_tma = true;
-                self.flags.inst_tma_full = true; // flint patch
                 Variable::TensorMap(id)
             }
             gpu::VariableKind::LocalMut { id } => Variable::LocalMut {

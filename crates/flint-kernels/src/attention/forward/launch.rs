@@ -225,7 +225,7 @@ fn launch_with<R: Runtime>(
             // A persistent grid: one cube per SM, each holding one (its registers).
             let cubes = pairs.min(sms);
             let grid = dispatch.grid(cubes, 1, 1);
-            let params = WgmmaFwdParams {
+            let mut params = WgmmaFwdParams {
                 has_left: left.is_some(),
                 has_right: right.is_some(),
                 out_vec: out_vec as u32,
@@ -239,6 +239,17 @@ fn launch_with<R: Runtime>(
                 tile_map(&args.k, bkv, dtype, sw),
                 tile_map(&args.v, bkv, dtype, sw),
             ) else {
+                return Err("the wgmma kernel's inputs must be tensor handles".into());
+            };
+            // O leaves by TMA where its strides allow a tensor map (16-byte rows); otherwise
+            // the kernel takes Q's map in that place and never reads it.
+            let out_map = if params.tma_store_fits() && vector_ok(args.out.strides(), 8) {
+                tile_map(&args.out, bq, dtype, sw)
+            } else {
+                None
+            };
+            params.tma_store = out_map.is_some();
+            let Some(out_map) = out_map.or_else(|| tile_map(&args.q, bq, dtype, sw)) else {
                 return Err("the wgmma kernel's inputs must be tensor handles".into());
             };
             // SAFETY: the kernel guards each global index against the shapes it is given
@@ -258,6 +269,7 @@ fn launch_with<R: Runtime>(
                     k_map,
                     v_map,
                     args.out,
+                    out_map,
                     args.lse,
                     scalars,
                     g,
