@@ -36,9 +36,9 @@
 //! stores. Both sides count the tiles they have walked, which gives every barrier's phase.
 //!
 //! The output leaves through shared memory: `stmatrix` into the block's last V buffer, then
-//! one TMA store per 64 columns ([`store_rows_tma`]), where the copies are swizzled and a
+//! one TMA store per 64 columns (`store_rows_tma`), where the copies are swizzled and a
 //! block's rows fit that buffer (`WgmmaFwdParams::tma_store`); elsewhere each thread stores
-//! its pairs ([`write_rows`]).
+//! its pairs (`write_rows`).
 //!
 //! It is the selector's `Variant::Wgmma`: any lengths (rows past `Sq` or `Sk` are zero-filled
 //! by the copies, and keys past `Sk` masked), GQA, windows and causal masks, any strides that
