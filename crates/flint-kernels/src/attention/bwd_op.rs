@@ -214,8 +214,9 @@ impl Op for AttentionBwdOp {
         // registers on CUDA and ROCm, and 128x32. Re-tune.
         // 13: their sliced form joins the candidates where whole rows do not fit (48 KiB
         // at D = 128); re-tune. 14: the cooperative-matrix backward joins them where the
-        // register-level MMA is missing (Vulkan).
-        14
+        // register-level MMA is missing (Vulkan). 15: the warpgroup kernels' gradients
+        // leave by TMA (faster at short sequences); re-tune.
+        15
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {

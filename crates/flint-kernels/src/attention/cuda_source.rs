@@ -840,6 +840,7 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
             val_dim: 128,
             has_right: causal,
             out_vec: 2,
+            tma_store: true,
             ..Default::default()
         };
         let problem = problem("bf16", 128, 128, causal, false, false, false);
@@ -878,6 +879,8 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
             (),
             dka,
             dva,
+            (),
+            (),
             sc,
             8usize,
             2usize,
@@ -917,6 +920,7 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
             (),
             (),
             dqa,
+            (),
             sc,
             8usize,
             2usize,
@@ -1207,8 +1211,10 @@ mod tests {
                 assert!(source.contains(needle), "{name}: no {needle}");
             }
             // The pipelined forward's 128-row tiles stage O by `stmatrix` and store it by
-            // TMA (the light prelude's wrappers); nothing else stores either way.
-            let staged = name.starts_with("attention_fwd_wgmma_pipelined_d128_wg2_kv128");
+            // TMA (the light prelude's wrappers), and so do the backward's two kernels with
+            // their gradients; nothing else stores either way.
+            let staged = name.starts_with("attention_fwd_wgmma_pipelined_d128_wg2_kv128")
+                || name.starts_with("attention_bwd_");
             for needle in [
                 "__stmatrix_m8n8___nv_bfloat16_4x(reinterpret_cast",
                 "experimental::cp_async_bulk_tensor_4d_shared_to_global(&",

@@ -25,11 +25,12 @@ use cubecl::prelude::*;
 
 use super::attention::WgmmaFwdParams;
 use super::pipelined::{
-    key_tiles, mask_scores, release_stage, stage_barriers, tma_boxes, to_operand, wait_stage,
+    key_tiles, mask_scores, release_stage, stage_barriers, stage_sw128, store_sw128, tma_boxes,
+    to_operand, wait_stage,
 };
 use super::{
-    issue_ss_sw128, mn_sw128, order_before_wait, set_max_registers, smem_address, wgmma_issue,
-    wgmma_wait,
+    issue_ss_sw128, mn_sw128, named_barrier, order_before_wait, set_max_registers, smem_address,
+    wgmma_issue, wgmma_wait,
 };
 use crate::attention::forward::mma::{Pair, exp2, reversed, write_pair};
 use crate::attention::forward::{LOG2_E, PortableScalars};
@@ -49,6 +50,10 @@ pub struct WgmmaBwdParams {
     pub has_right: bool,
     /// Gradient elements written at once: 2, or 1 where a gradient's strides are odd.
     pub out_vec: u32,
+    /// The gradients leave by TMA, staged by `stmatrix` in the cube's resident tiles (K and
+    /// V in dK/dV, Q in dQ) once every consumer is done with them, instead of each thread's
+    /// 4-byte stores; needs gradient strides that allow a tensor map.
+    pub tma_store: bool,
 }
 
 /// Rows of every streamed tile (query tiles in dK/dV, key tiles in dQ).
@@ -191,6 +196,8 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size>(
     do_map: &TensorMap<E, Tiled>,
     dk: &mut Tensor<Vector<E, NO>>,
     dv: &mut Tensor<Vector<E, NO>>,
+    dk_map: &mut TensorMap<E, Tiled>,
+    dv_map: &mut TensorMap<E, Tiled>,
     s: &PortableScalars,
     #[comptime] p: WgmmaBwdParams,
     #[define(E)] _dtype: StorageType,
@@ -342,14 +349,34 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size>(
                 p,
             );
         }
-        // Row g and g + 8 of this plane's 16 keys.
-        let row0 = k_first + plane * 16 + lane / 4;
-        write_grad::<E, NO>(
-            dk, &dk_acc, row0, seq_kv, b, kvh, s.scale, p.head_dim, p.out_vec,
-        );
-        write_grad::<E, NO>(
-            dv, &dv_acc, row0, seq_kv, b, kvh, 1.0f32, p.val_dim, p.out_vec,
-        );
+        if comptime!(p.tma_store) {
+            // K and V are read for the last time by every consumer's last products.
+            named_barrier(1u32, consumers, false);
+            let mut scale = Array::<f32>::new(2usize);
+            scale[0] = s.scale;
+            scale[1] = s.scale;
+            stage_sw128::<E, N>(&dk_acc, &scale, &mut k_s, 0u32, block_k, p.head_dim);
+            scale[0] = 1.0f32;
+            scale[1] = 1.0f32;
+            stage_sw128::<E, N>(&dv_acc, &scale, &mut v_s, 0u32, block_k, p.val_dim);
+            named_barrier(1u32, consumers, false);
+            if tid == 0 {
+                store_sw128::<E, N>(&k_s, 0u32, dk_map, b, kvh, k_first, block_k, p.head_dim);
+                store_sw128::<E, N>(&v_s, 0u32, dv_map, b, kvh, k_first, block_k, p.val_dim);
+                tma_group_commit();
+                // Shared memory must outlive the copies' reads.
+                tma_group_wait_read(0u32);
+            }
+        } else {
+            // Row g and g + 8 of this plane's 16 keys.
+            let row0 = k_first + plane * 16 + lane / 4;
+            write_grad::<E, NO>(
+                dk, &dk_acc, row0, seq_kv, b, kvh, s.scale, p.head_dim, p.out_vec,
+            );
+            write_grad::<E, NO>(
+                dv, &dv_acc, row0, seq_kv, b, kvh, 1.0f32, p.val_dim, p.out_vec,
+            );
+        }
     }
 }
 
@@ -558,6 +585,7 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
     v_map: &TensorMap<E, Tiled>,
     do_map: &TensorMap<E, Tiled>,
     dq: &mut Tensor<Vector<E, NO>>,
+    dq_map: &mut TensorMap<E, Tiled>,
     s: &PortableScalars,
     #[comptime] p: WgmmaBwdParams,
     #[define(E)] _dtype: StorageType,
@@ -677,9 +705,25 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
                 p,
             );
         }
-        write_grad::<E, NO>(
-            dq, &dq_acc, row0, seq_q, b, h, s.scale, p.head_dim, p.out_vec,
-        );
+        if comptime!(p.tma_store) {
+            // Q is read for the last time by every consumer's last products.
+            named_barrier(1u32, consumers, false);
+            let mut scale = Array::<f32>::new(2usize);
+            scale[0] = s.scale;
+            scale[1] = s.scale;
+            stage_sw128::<E, N>(&dq_acc, &scale, &mut q_s, 0u32, block_q, p.head_dim);
+            named_barrier(1u32, consumers, false);
+            if tid == 0 {
+                store_sw128::<E, N>(&q_s, 0u32, dq_map, b, h, q_first, block_q, p.head_dim);
+                tma_group_commit();
+                // Shared memory must outlive the copies' reads.
+                tma_group_wait_read(0u32);
+            }
+        } else {
+            write_grad::<E, NO>(
+                dq, &dq_acc, row0, seq_q, b, h, s.scale, p.head_dim, p.out_vec,
+            );
+        }
     }
 }
 

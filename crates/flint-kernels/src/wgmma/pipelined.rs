@@ -1111,16 +1111,12 @@ fn consume<E: Float, N: Size>(
 }
 
 /// [`write_rows`] through shared memory and TMA (`WgmmaFwdParams::tma_store`): once every
-/// consumer is past its last `P·V`, each warp writes its normalised rows of O by `stmatrix`
-/// into the block's last V buffer (`last % stages`, not yet released), in the 128-byte
-/// swizzled layout of the output's tensor map (boxes of `64 · warpgroups` rows by 64
-/// columns); one thread stores the boxes by TMA, which clips rows at or past `seq_q`, and
-/// arrives on the buffer's `empty` barrier once the copies have read it, so that the
-/// producer gets it back only then. Each warp's `stmatrix` x4 writes four
-/// 8x8 blocks whose rows are 16 bytes apart in eight different swizzled chunks (no bank
-/// conflicts), where 4-byte stores to global memory left the warps waiting on the
-/// load/store unit for about a sixth of the causal forward's time at 2k (`docs/PERF.md`).
-/// The LSE rows go out as in [`write_rows`].
+/// consumer is past its last `P·V`, each warp stages its normalised rows of O in the block's
+/// last V buffer (`last % stages`, not yet released) by [`stage_sw128`], and one thread
+/// stores them by [`store_sw128`], then arrives on the buffer's `empty` barrier once the
+/// copies have read it, so that the producer gets it back only then. 4-byte stores to global
+/// memory left the warps waiting on the load/store unit for about a sixth of the causal
+/// forward's time at 2k (`docs/PERF.md`). The LSE rows go out as in [`write_rows`].
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn store_rows_tma<E: Float, N: Size>(
@@ -1145,8 +1141,7 @@ fn store_rows_tma<E: Float, N: Size>(
     let all = comptime!(p.warpgroups + 1);
     let block_q = comptime!(64 * p.warpgroups);
     let stages = comptime!(p.stages());
-    let lane = UNIT_POS_X;
-    let t = lane % 4;
+    let t = UNIT_POS_X % 4;
     // Every consumer's last `P·V` has read the buffer.
     named_barrier(all, consumers, false);
     let mut inv = Array::<f32>::new(2usize);
@@ -1168,61 +1163,98 @@ fn store_rows_tma<E: Float, N: Size>(
             );
         }
     }
-    // Lane `l` gives the row of block `l / 8` of each x4 store: rows `l % 8` (+ 8 for odd
-    // blocks) of this warp's sixteen, columns of group `2j + l / 16` (eight columns each).
+    let buf = (last % stages) * comptime!(p.block_kv * p.val_dim / 8);
+    stage_sw128::<E, N>(o_acc, &inv, v_s, buf, block_q, p.val_dim);
+    named_barrier(all, consumers, false);
+    if UNIT_POS_Y == 0 && UNIT_POS_X == 0 {
+        store_sw128::<E, N>(v_s, buf, out_map, b, h, q_first, block_q, p.val_dim);
+        tma_group_commit();
+        // The storing thread arrives last; the others go on to the next block (whose Q they
+        // wait for anyway) instead of waiting for the copies at a barrier (4.7% of the
+        // causal 2k launch's samples, run155).
+        tma_group_wait_read(0u32);
+    }
+    release_stage(v_empty, last % stages, stages);
+}
+
+/// Stages this warp's sixteen rows of an accumulator (`width` columns, pairs in the `m16n8`
+/// layout; rows `16 · UNIT_POS_Y` onward of a tile of `rows` rows), row half `r` times
+/// `scale[r]`, cast to `E`, by `stmatrix` x4 into `buf` from vector `base`: in TMA's 128-byte
+/// swizzled layout, boxes of `rows` rows by 64 columns one after another ([`store_sw128`]'s).
+/// Lane `l` gives the row of block `l / 8` of each store: rows `l % 8` (+ 8 for odd blocks),
+/// columns of group `2j + l / 16` (eight columns each); the eight row addresses of a block
+/// land in eight different 16-byte chunks, so no bank conflicts. The caller makes the writes
+/// visible to TMA (`sync_async_proxy_shared`, then a barrier) before storing.
+#[cube]
+pub(super) fn stage_sw128<E: Float, N: Size>(
+    acc: &Array<Vector<f32, Pair>>,
+    scale: &Array<f32>,
+    buf: &mut SharedMemory<Vector<E, N>>,
+    base: u32,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+) {
+    let lane = UNIT_POS_X;
     let quad = lane / 8;
     let tile_row = UNIT_POS_Y * 16 + lane % 8 + (quad % 2) * 8;
-    let buf = (last % stages) * comptime!(p.block_kv * p.val_dim / 8);
     let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
     #[unroll]
-    for j in 0..comptime!(p.val_dim / 16) {
+    for j in 0..comptime!(width / 16) {
         let mut regs = Array::<Vector<E, Pair>>::new(4usize);
         #[unroll]
         for m in 0..4u32 {
-            let pair = o_acc[(4 * j + m) as usize];
-            let scale = inv[(m % 2) as usize];
+            let pair = acc[(4 * j + m) as usize];
+            let factor = scale[(m % 2) as usize];
             let mut cast = Vector::<E, Pair>::new(E::from_int(0));
-            cast[0] = E::cast_from(pair[0] * scale);
-            cast[1] = E::cast_from(pair[1] * scale);
+            cast[0] = E::cast_from(pair[0] * factor);
+            cast[1] = E::cast_from(pair[1] * factor);
             regs[m as usize] = cast;
         }
         let group = 2 * j + quad / 2;
-        let chunk = buf
-            + (group / 8) * comptime!(block_q * 8)
+        let chunk = base
+            + (group / 8) * comptime!(rows * 8)
             + tile_row * 8
             + ((group % 8) ^ (tile_row % 8));
         def.store_matrix::<Vector<E, N>, Pair>(
-            &mut v_s.slice_mut(chunk as usize, chunk as usize + 1),
+            &mut buf.slice_mut(chunk as usize, chunk as usize + 1),
             &regs,
             MatrixIdent::Accumulator,
             4usize,
             false,
         );
     }
-    // The generic-proxy writes become visible to the TMA engine, then one thread stores.
     sync_async_proxy_shared();
-    named_barrier(all, consumers, false);
-    if UNIT_POS_Y == 0 && lane == 0 {
-        #[unroll]
-        for c in 0..comptime!(p.val_dim / 64) {
-            let at = (buf + c * comptime!(block_q * 8)) as usize;
-            tma_store_4d(
-                &v_s.slice(at, at + comptime!((block_q * 8) as usize)),
-                out_map,
-                b as i32,
-                h as i32,
-                q_first as i32,
-                comptime!((c * 64) as i32),
-            );
-        }
-        tma_group_commit();
-        // The buffer is free for the producer once the copies have read it: the storing
-        // thread arrives last, the others go on to the next block (whose Q they wait for
-        // anyway) instead of waiting for the copies at a barrier (4.7% of the causal 2k
-        // launch's samples, run155).
-        tma_group_wait_read(0u32);
+}
+
+/// Stores a tile staged by [`stage_sw128`] (`rows` rows of `width` columns from vector `base`
+/// of `buf`) into rows `row..row + rows` of head `h` of batch `b` through `map` (boxes of
+/// `rows` x 64, 128-byte swizzle), one TMA store per box; rows past the tensor's end are
+/// clipped. One thread calls it; it then commits the group and waits for its reads before
+/// the buffer is reused.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn store_sw128<E: Float, N: Size>(
+    buf: &SharedMemory<Vector<E, N>>,
+    base: u32,
+    map: &mut TensorMap<E, Tiled>,
+    b: u32,
+    h: u32,
+    row: u32,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+) {
+    #[unroll]
+    for c in 0..comptime!(width / 64) {
+        let at = (base + c * comptime!(rows * 8)) as usize;
+        tma_store_4d(
+            &buf.slice(at, at + comptime!((rows * 8) as usize)),
+            map,
+            b as i32,
+            h as i32,
+            row as i32,
+            comptime!((c * 64) as i32),
+        );
     }
-    release_stage(v_empty, last % stages, stages);
 }
 
 /// One step of [`consume`]'s walk at tile `j` (counted from the cube's first): issues

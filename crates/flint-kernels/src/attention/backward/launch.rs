@@ -340,10 +340,16 @@ fn launch_with<R: Runtime>(
             let key_blocks = to_u32(problem.seq_kv.div_ceil(rows), "key blocks")?;
             let query_blocks = to_u32(problem.seq_q.div_ceil(rows), "query blocks")?;
             let out_vec = grad_out_vec(&a);
+            // The gradients leave by TMA where every one's strides allow a tensor map
+            // (16-byte rows); otherwise the kernels take an input's map there and never read it.
+            let tma_store = [&a.dq, &a.dk, &a.dv]
+                .iter()
+                .all(|t| vector_ok(t.strides(), 8));
             let params = WgmmaBwdParams {
                 has_left: left.is_some(),
                 has_right: right.is_some(),
                 out_vec,
+                tma_store,
                 ..base
             };
             let sms = streaming_multiprocessors(client);
@@ -362,6 +368,13 @@ fn launch_with<R: Runtime>(
             };
             let cube = CubeDim::new_2d(32, 4 * params.warpgroups + 4);
             let (q_map, k_map, v_map, do_map) = maps(&a, tile, rows)?;
+            let grad_map = |g: &TensorArg<R>, fallback: &TensorArg<R>| {
+                tile_map(if tma_store { g } else { fallback }, rows, dtype, true).ok_or_else(|| {
+                    "the wgmma backward's outputs must be tensor handles".to_string()
+                })
+            };
+            let dk_map = grad_map(&a.dk, &a.k)?;
+            let dv_map = grad_map(&a.dv, &a.v)?;
             // SAFETY: TMA zero-fills rows past each tensor's end; the kernel guards every other
             // global index against the shapes it is given, and its shared memory is sized from
             // the same parameters (see `crate::attention` on bounds).
@@ -382,6 +395,8 @@ fn launch_with<R: Runtime>(
                     do_map,
                     a.dk,
                     a.dv,
+                    dk_map,
+                    dv_map,
                     scalars::<R>(problem, a.bias_strides, 0)?,
                     params,
                     dtype,
@@ -389,6 +404,7 @@ fn launch_with<R: Runtime>(
             }
             let a = args();
             let (q_map, k_map, v_map, do_map) = maps(&a, rows, tile)?;
+            let dq_map = grad_map(&a.dq, &a.q)?;
             // SAFETY: as for the dK/dV kernel above.
             unsafe {
                 attention_bwd_dq_wgmma::launch_unchecked::<R>(
@@ -406,6 +422,7 @@ fn launch_with<R: Runtime>(
                     v_map,
                     do_map,
                     a.dq,
+                    dq_map,
                     scalars::<R>(problem, a.bias_strides, 0)?,
                     params,
                     dtype,
