@@ -162,9 +162,8 @@ pub(super) fn rescale(
 }
 
 /// Writes the plane's rows `row0` and `row0 + 8` of one (batch, head): O divided by the row
-/// sums (summed over the quad) into `out`, `out_vec` elements at a time, and the log-sum-exp
-/// into `lse` (lane `4g` of each quad). A row that saw no key (l = 0) gets output 0 and LSE
-/// `neg_inf`, as in the MMA kernel. Rows at or past `seq_q` are skipped.
+/// sums ([`finish_rows`]) into `out`, `out_vec` elements at a time. A row that saw no key
+/// (l = 0) gets output 0, as in the MMA kernel. Rows at or past `seq_q` are skipped.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn write_rows<E: Float, NO: Size>(
@@ -183,36 +182,63 @@ pub(super) fn write_rows<E: Float, NO: Size>(
     #[comptime] out_vec: u32,
 ) {
     let t = UNIT_POS_X % 4;
+    let inv = finish_rows(lse, l_run, m_run, row0, seq_q, b, h, scale_log2, neg_inf);
     #[unroll]
     for r in 0..2u32 {
         let row = row0 + r * 8;
-        let mut l = l_run[r as usize];
-        l += plane_shuffle_xor(l, 1u32);
-        l += plane_shuffle_xor(l, 2u32);
         if row < seq_q {
-            let inv = select(l == 0.0f32, 0.0f32, 1.0f32 / l);
             let o_base = b as usize * out.stride(0)
                 + h as usize * out.stride(1)
                 + row as usize * out.stride(2);
             #[unroll]
             for i in 0..comptime!(val_dim / 8) {
                 let mut pair = o_acc[(2 * i + r) as usize];
-                pair[0] *= inv;
-                pair[1] *= inv;
+                pair[0] *= inv[r as usize];
+                pair[1] *= inv[r as usize];
                 write_pair::<E, NO>(out, o_base + (i * 8 + t * 2) as usize, pair, out_vec);
-            }
-            if t == 0 {
-                let at = b as usize * lse.stride(0)
-                    + h as usize * lse.stride(1)
-                    + row as usize * lse.stride(2);
-                lse[at] = select(
-                    l == 0.0f32,
-                    neg_inf,
-                    m_run[r as usize] * scale_log2 * LN_2 + l.ln(),
-                );
             }
         }
     }
+}
+
+/// The row sums of the plane's rows `row0` and `row0 + 8` (each summed over its quad): writes
+/// their log-sum-exp into `lse` (lane `4g` of each quad; `neg_inf` for a row that saw no key,
+/// l = 0; rows at or past `seq_q` skipped) and returns the factors O's rows take, `1 / l` or
+/// 0 where l = 0.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn finish_rows(
+    lse: &mut Tensor<f32>,
+    l_run: &Array<f32>,
+    m_run: &Array<f32>,
+    row0: u32,
+    seq_q: u32,
+    b: u32,
+    h: u32,
+    scale_log2: f32,
+    neg_inf: f32,
+) -> Array<f32> {
+    let t = UNIT_POS_X % 4;
+    let mut inv = Array::<f32>::new(2usize);
+    #[unroll]
+    for r in 0..2u32 {
+        let row = row0 + r * 8;
+        let mut l = l_run[r as usize];
+        l += plane_shuffle_xor(l, 1u32);
+        l += plane_shuffle_xor(l, 2u32);
+        inv[r as usize] = select(l == 0.0f32, 0.0f32, 1.0f32 / l);
+        if row < seq_q && t == 0 {
+            let at = b as usize * lse.stride(0)
+                + h as usize * lse.stride(1)
+                + row as usize * lse.stride(2);
+            lse[at] = select(
+                l == 0.0f32,
+                neg_inf,
+                m_run[r as usize] * scale_log2 * LN_2 + l.ln(),
+            );
+        }
+    }
+    inv
 }
 
 /// The producer warpgroup's copy of rows `start..start + rows` of one (batch, head) of `src`
@@ -1116,7 +1142,7 @@ fn consume<E: Float, N: Size>(
 /// stores them by [`store_sw128`], then arrives on the buffer's `empty` barrier once the
 /// copies have read it, so that the producer gets it back only then. 4-byte stores to global
 /// memory left the warps waiting on the load/store unit for about a sixth of the causal
-/// forward's time at 2k (`docs/PERF.md`). The LSE rows go out as in [`write_rows`].
+/// forward's time at 2k (`docs/PERF.md`). The LSE rows go out by [`finish_rows`].
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn store_rows_tma<E: Float, N: Size>(
@@ -1141,28 +1167,9 @@ fn store_rows_tma<E: Float, N: Size>(
     let all = comptime!(p.warpgroups + 1);
     let block_q = comptime!(64 * p.warpgroups);
     let stages = comptime!(p.stages());
-    let t = UNIT_POS_X % 4;
     // Every consumer's last `P·V` has read the buffer.
     named_barrier(all, consumers, false);
-    let mut inv = Array::<f32>::new(2usize);
-    #[unroll]
-    for r in 0..2u32 {
-        let row = row0 + r * 8;
-        let mut l = l_run[r as usize];
-        l += plane_shuffle_xor(l, 1u32);
-        l += plane_shuffle_xor(l, 2u32);
-        inv[r as usize] = select(l == 0.0f32, 0.0f32, 1.0f32 / l);
-        if row < seq_q && t == 0 {
-            let at = b as usize * lse.stride(0)
-                + h as usize * lse.stride(1)
-                + row as usize * lse.stride(2);
-            lse[at] = select(
-                l == 0.0f32,
-                neg_inf,
-                m_run[r as usize] * scale_log2 * LN_2 + l.ln(),
-            );
-        }
-    }
+    let inv = finish_rows(lse, l_run, m_run, row0, seq_q, b, h, scale_log2, neg_inf);
     let buf = (last % stages) * comptime!(p.block_kv * p.val_dim / 8);
     stage_sw128::<E, N>(o_acc, &inv, v_s, buf, block_q, p.val_dim);
     named_barrier(all, consumers, false);
