@@ -10,18 +10,35 @@ fn main() -> std::process::ExitCode {
     if !std::env::args().any(|a| a == "--no-kernel-cache") {
         let _ = flint::enable_kernel_cache();
     }
-    // Each autotuned bucket's wall time, its candidates' compiles included.
+    // Each autotuned bucket's wall time, its candidates' compiles included, after each
+    // candidate's timing or why it was skipped (what the choice was made on).
     if let Ok(selector) = flint::Selector::global() {
         selector.set_hook(Some(std::sync::Arc::new(|e: &flint::tune::Event<'_>| {
-            if let flint::tune::EventKind::TuneFinished {
-                config, elapsed, ..
-            } = &e.kind
-            {
-                println!(
+            use flint::tune::EventKind;
+            match &e.kind {
+                EventKind::TuneFinished {
+                    config, elapsed, ..
+                } => println!(
                     "# tuned {} in {:.2} s -> {config}",
                     e.op,
                     elapsed.as_secs_f64()
-                );
+                ),
+                EventKind::CandidateTimed {
+                    config,
+                    median,
+                    min,
+                    max,
+                } => println!(
+                    "#   {} candidate {config}: median {:.4} ms (min {:.4}, max {:.4})",
+                    e.op,
+                    median.as_secs_f64() * 1e3,
+                    min.as_secs_f64() * 1e3,
+                    max.as_secs_f64() * 1e3
+                ),
+                EventKind::CandidateFailed { config, reason } => {
+                    println!("#   {} candidate {config} skipped: {reason}", e.op)
+                }
+                _ => {}
             }
         })));
     }

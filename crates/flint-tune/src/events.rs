@@ -66,6 +66,18 @@ pub enum EventKind {
         /// Why it failed.
         reason: String,
     },
+    /// A candidate's timing (one event per candidate that ran), before the winner's
+    /// [`EventKind::TuneFinished`]: what the choice was made on.
+    CandidateTimed {
+        /// The candidate.
+        config: String,
+        /// Its median sample.
+        median: Duration,
+        /// Its fastest sample.
+        min: Duration,
+        /// Its slowest sample.
+        max: Duration,
+    },
     /// Autotuning finished with a winner.
     TuneFinished {
         /// The winner.
@@ -115,6 +127,15 @@ impl fmt::Display for Event<'_> {
             EventKind::CandidateFailed { config, reason } => {
                 write!(f, "{op} {key}: candidate {config} skipped: {reason}")
             }
+            EventKind::CandidateTimed {
+                config,
+                median,
+                min,
+                max,
+            } => write!(
+                f,
+                "{op} {key}: candidate {config}: median {median:?} (min {min:?}, max {max:?})"
+            ),
             EventKind::TuneFinished {
                 config,
                 median,
@@ -137,7 +158,7 @@ impl EventKind {
     pub fn level(&self) -> log::Level {
         match self {
             Self::Hit { tier, .. } => hit_level(*tier),
-            Self::TuneStarted { .. } => log::Level::Debug,
+            Self::TuneStarted { .. } | Self::CandidateTimed { .. } => log::Level::Debug,
             Self::TuneFinished { .. } => log::Level::Info,
             Self::CandidateFailed { .. } | Self::Rejected { .. } => log::Level::Info,
             Self::CacheWriteFailed { .. } | Self::Failed { .. } => log::Level::Warn,

@@ -29,6 +29,8 @@ pub struct Stats {
     pub median: Duration,
     /// The fastest sample.
     pub min: Duration,
+    /// The slowest sample.
+    pub max: Duration,
     /// How many samples were taken.
     pub samples: usize,
 }
@@ -115,6 +117,7 @@ impl Tuner {
                     Stats {
                         median: t[t.len() / 2],
                         min: t[0],
+                        max: t[t.len() - 1],
                         samples: t.len(),
                     }
                 });

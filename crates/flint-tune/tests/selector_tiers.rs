@@ -546,3 +546,49 @@ fn prepare_hands_over_the_candidates_only_where_choose_would_tune() {
     assert_eq!(b.prepared.len(), prepared + 1);
     assert_eq!(b.runs, 4 * (1 + 3), "only choose ran candidates");
 }
+
+#[test]
+fn every_timed_candidate_is_reported_before_the_winner() {
+    let (selector, events) = with_policy(Policy::default().with_disk_cache(false));
+    // Block 128 fails; the others take 1000 / block microseconds, so block 256 wins.
+    let mut timed = |c: &BlockConfig| -> Result<std::time::Duration, String> {
+        if c.block == 128 {
+            return Err("boom".into());
+        }
+        Ok(std::time::Duration::from_micros(1000 / c.block as u64))
+    };
+    let c = selector.choose(&FAKE, &inv(8), Some(&mut timed)).unwrap();
+    assert_eq!(c.config, BlockConfig { block: 256 });
+    let events = events.lock().unwrap();
+    let timed: Vec<(String, std::time::Duration)> = events
+        .iter()
+        .filter_map(|k| match k {
+            EventKind::CandidateTimed {
+                config,
+                median,
+                min,
+                max,
+            } => {
+                assert!(min <= median && median <= max, "{min:?} {median:?} {max:?}");
+                Some((config.clone(), *median))
+            }
+            _ => None,
+        })
+        .collect();
+    let micros = |us| std::time::Duration::from_micros(us);
+    assert_eq!(
+        timed,
+        vec![
+            (format!("{:?}", BlockConfig { block: 32 }), micros(31)),
+            (format!("{:?}", BlockConfig { block: 64 }), micros(15)),
+            (format!("{:?}", BlockConfig { block: 256 }), micros(3)),
+        ]
+    );
+    let last_timed = events
+        .iter()
+        .rposition(|k| matches!(k, EventKind::CandidateTimed { .. }));
+    let finished = events
+        .iter()
+        .position(|k| matches!(k, EventKind::TuneFinished { .. }));
+    assert!(last_timed < finished, "{events:?}");
+}

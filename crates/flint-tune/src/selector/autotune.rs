@@ -44,6 +44,16 @@ pub(super) fn run<O: Op>(
             reason: why.to_string(),
         })
     });
+    for result in &report.results {
+        if let Ok(stats) = &result.outcome {
+            selector.emit(op.id(), key, || EventKind::CandidateTimed {
+                config: format!("{:?}", result.config),
+                median: stats.median,
+                min: stats.min,
+                max: stats.max,
+            });
+        }
+    }
     match report.best() {
         Some((config, stats)) => {
             selector.emit(op.id(), key, || EventKind::TuneFinished {
