@@ -575,7 +575,7 @@ fn every_timed_candidate_is_reported_before_the_winner() {
             _ => None,
         })
         .collect();
-    let micros = |us| std::time::Duration::from_micros(us);
+    let micros = std::time::Duration::from_micros;
     assert_eq!(
         timed,
         vec![
