@@ -77,6 +77,9 @@ pub enum EventKind {
         min: Duration,
         /// Its slowest sample.
         max: Duration,
+        /// How many samples it took: more than the policy's where a close race was run
+        /// again.
+        samples: usize,
     },
     /// Autotuning finished with a winner.
     TuneFinished {
@@ -132,9 +135,11 @@ impl fmt::Display for Event<'_> {
                 median,
                 min,
                 max,
+                samples,
             } => write!(
                 f,
-                "{op} {key}: candidate {config}: median {median:?} (min {min:?}, max {max:?})"
+                "{op} {key}: candidate {config}: median {median:?} of {samples} (min {min:?}, \
+                 max {max:?})"
             ),
             EventKind::TuneFinished {
                 config,

@@ -83,6 +83,12 @@ impl Tuner {
     /// Every candidate is warmed up first, then the timed runs go round-robin (one run of
     /// each candidate per round), so that a drift of the device's clocks or temperature
     /// during tuning weighs on every candidate alike instead of favouring the first ones.
+    ///
+    /// A close race is run again: where another candidate's fastest sample beats the
+    /// leader's median, a stall that hit a few runs of one candidate may have decided the
+    /// ranking. The leader and every such candidate then take `samples` more rounds among
+    /// themselves (once), and are ranked on all their samples. A choice made on noise would
+    /// be kept in the disk cache until the next re-tune.
     pub fn tune<C: Clone + Debug>(
         &self,
         candidates: &[C],
@@ -98,29 +104,17 @@ impl Tuner {
                     .map(|()| Vec::with_capacity(self.samples))
             })
             .collect();
-        for _ in 0..self.samples {
-            for (config, slot) in candidates.iter().zip(times.iter_mut()) {
-                if let Ok(samples) = slot {
-                    match bench.run(config) {
-                        Ok(t) => samples.push(t),
-                        Err(why) => *slot = Err(why),
-                    }
-                }
-            }
+        let everyone: Vec<usize> = (0..candidates.len()).collect();
+        self.rounds(candidates, &everyone, &mut times, bench);
+        let contenders = close_race(&times);
+        if contenders.len() > 1 {
+            self.rounds(candidates, &contenders, &mut times, bench);
         }
         let results: Vec<CandidateResult<C>> = candidates
             .iter()
             .zip(times)
             .map(|(config, outcome)| {
-                let outcome = outcome.map(|mut t| {
-                    t.sort();
-                    Stats {
-                        median: t[t.len() / 2],
-                        min: t[0],
-                        max: t[t.len() - 1],
-                        samples: t.len(),
-                    }
-                });
+                let outcome = outcome.map(|t| stats(&t));
                 if let Err(reason) = &outcome {
                     on_failure(config, reason);
                 }
@@ -138,6 +132,57 @@ impl Tuner {
             .map(|(i, _)| i);
         TuneReport { results, winner }
     }
+
+    /// `samples` timed rounds over the candidates `which` (indices), one run of each per
+    /// round; a candidate that fails is dropped with the reason.
+    fn rounds<C>(
+        &self,
+        candidates: &[C],
+        which: &[usize],
+        times: &mut [Result<Vec<Duration>, String>],
+        bench: &mut dyn Benchmark<C>,
+    ) {
+        for _ in 0..self.samples {
+            for &i in which {
+                if let Ok(samples) = &mut times[i] {
+                    match bench.run(&candidates[i]) {
+                        Ok(t) => samples.push(t),
+                        Err(why) => times[i] = Err(why),
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The statistics of a non-empty set of samples.
+fn stats(samples: &[Duration]) -> Stats {
+    let mut t = samples.to_vec();
+    t.sort();
+    Stats {
+        median: t[t.len() / 2],
+        min: t[0],
+        max: t[t.len() - 1],
+        samples: t.len(),
+    }
+}
+
+/// The leader (lowest median) and every candidate whose fastest sample beats its median;
+/// empty if nothing ran.
+fn close_race(times: &[Result<Vec<Duration>, String>]) -> Vec<usize> {
+    let timed: Vec<(usize, Stats)> = times
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| t.as_ref().ok().map(|t| (i, stats(t))))
+        .collect();
+    let Some(&(leader, best)) = timed.iter().min_by_key(|(_, s)| (s.median, s.min)) else {
+        return Vec::new();
+    };
+    timed
+        .iter()
+        .filter(|(i, s)| *i == leader || s.min < best.median)
+        .map(|(i, _)| *i)
+        .collect()
 }
 
 #[cfg(test)]
@@ -193,6 +238,83 @@ mod tests {
         };
         let report = Tuner::new(1, 5).tune(&[1u64, 2], &mut bench, |_, _| {});
         assert_eq!(report.best().map(|(c, _)| *c), Some(2));
+    }
+
+    /// A benchmark in which candidate 0 costs 40 µs but its first three timed runs hit a
+    /// stall (60 µs), candidate 1 costs 56 µs and candidate 2 costs 90 µs; it counts each
+    /// candidate's runs.
+    struct Stalled {
+        runs: [usize; 3],
+    }
+
+    impl Benchmark<usize> for Stalled {
+        fn run(&mut self, config: &usize) -> Result<Duration, String> {
+            self.runs[*config] += 1;
+            // One warmup run, then the stall.
+            let stalled = *config == 0 && (2..=4).contains(&self.runs[0]);
+            let micros = match config {
+                0 if stalled => 60,
+                0 => 40,
+                1 => 56,
+                _ => 90,
+            };
+            Ok(Duration::from_micros(micros))
+        }
+    }
+
+    /// Five samples alone would crown candidate 1 (candidate 0's median is a stalled 60 µs),
+    /// and the disk cache would keep that choice. Candidate 0's fastest sample beats the
+    /// leader's median, so the two run five more rounds and candidate 0 wins on ten samples.
+    #[test]
+    fn a_close_race_is_run_again_and_a_stall_does_not_decide_it() {
+        let mut bench = Stalled { runs: [0; 3] };
+        let report = Tuner::new(1, 5).tune(&[0usize, 1, 2], &mut bench, |_, _| {});
+        let (winner, stats) = report.best().unwrap();
+        assert_eq!(*winner, 0);
+        assert_eq!(stats.samples, 10);
+        assert_eq!(stats.median, Duration::from_micros(40));
+        assert_eq!(stats.max, Duration::from_micros(60));
+        // The clear loser is not run again: one warmup and five samples.
+        assert_eq!(bench.runs, [11, 11, 6]);
+        let loser = report.results[2].outcome.as_ref().unwrap();
+        assert_eq!(loser.samples, 5);
+    }
+
+    /// Without a stall nobody's fastest sample beats the leader's median: one pass only.
+    #[test]
+    fn a_clear_race_is_not_run_again() {
+        let mut runs = [0usize; 3];
+        let mut bench = |c: &usize| -> Result<Duration, String> {
+            runs[*c] += 1;
+            Ok(Duration::from_micros(
+                [40, 56, 90][*c] + runs[*c] as u64 % 2,
+            ))
+        };
+        let report = Tuner::new(1, 5).tune(&[0usize, 1, 2], &mut bench, |_, _| {});
+        assert_eq!(report.best().map(|(c, _)| *c), Some(0));
+        assert_eq!(runs, [6, 6, 6]);
+    }
+
+    /// A candidate that fails while a close race is run again is dropped, and the other
+    /// contender wins.
+    #[test]
+    fn a_contender_that_fails_in_the_second_pass_is_skipped() {
+        let mut runs = [0usize; 2];
+        let mut bench = |c: &usize| -> Result<Duration, String> {
+            runs[*c] += 1;
+            match (*c, runs[*c]) {
+                (0, 8) => Err("device lost".into()),
+                (0, n) => Ok(Duration::from_micros(if n % 2 == 0 { 30 } else { 70 })),
+                _ => Ok(Duration::from_micros(50)),
+            }
+        };
+        let mut failed = Vec::new();
+        let report = Tuner::new(0, 4).tune(&[0usize, 1], &mut bench, |c, why| {
+            failed.push((*c, why.to_string()))
+        });
+        assert_eq!(report.best().map(|(c, _)| *c), Some(1));
+        assert_eq!(failed, vec![(0, "device lost".to_string())]);
+        assert_eq!(report.best().unwrap().1.samples, 8);
     }
 
     /// A benchmark that records its calls, to check when `prepare` comes.

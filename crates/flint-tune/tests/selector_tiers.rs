@@ -568,8 +568,11 @@ fn every_timed_candidate_is_reported_before_the_winner() {
                 median,
                 min,
                 max,
+                samples,
             } => {
                 assert!(min <= median && median <= max, "{min:?} {median:?} {max:?}");
+                // Steady timings: no close race, so the policy's samples exactly.
+                assert_eq!(*samples, Policy::default().samples, "{samples}");
                 Some((config.clone(), *median))
             }
             _ => None,

@@ -51,6 +51,7 @@ pub(super) fn run<O: Op>(
                 median: stats.median,
                 min: stats.min,
                 max: stats.max,
+                samples: stats.samples,
             });
         }
     }
