@@ -14,7 +14,7 @@
 //!
 //! ```text
 //! cargo run --release -p flint-benches --features cuda --bin attention_bench -- \
-//!     [--workloads | --workload LABEL] [--dims 128 --seqs 1024,4096] [--dtype bf16|f16|f32] [--no-burn] \
+//!     [--workloads | --workload LABEL] [--dims 128 --seqs 1024,4096 [--seqs-kv 128,256]] [--dtype bf16|f16|f32] [--no-burn] \
 //!     [--csv out.csv] [--svg out.svg --reference sdpa.txt] [--iters 5] [--bwd]
 //!     [--bwd-configs | --bwd-only NAME] [--fwd-configs | --fwd-only NAME] [--only LABEL,...]
 //!     [--split-configs] [--portable-configs] [--check]
@@ -77,6 +77,10 @@ pub struct Args {
     pub dims: Vec<usize>,
     /// Sequence lengths of the grid.
     pub seqs: Vec<usize>,
+    /// Key lengths of the grid (`--seqs-kv`), each against every query length; empty: each
+    /// query length's own. Short key lengths against long queries time a block's fixed
+    /// cost apart from its key tiles (`docs/PERF.md`).
+    pub seqs_kv: Vec<usize>,
     /// Time the manifest's workloads instead of the grid.
     pub workloads: bool,
     /// With `workloads`, only those whose label contains this (`--workload decode`).
@@ -135,6 +139,7 @@ impl Default for Args {
         Self {
             dims: vec![128],
             seqs: vec![1024, 4096],
+            seqs_kv: Vec::new(),
             workloads: false,
             workload: None,
             dtype: DType::BF16,
@@ -207,6 +212,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
         match arg.as_str() {
             "--dims" => a.dims = list(&value()?)?,
             "--seqs" => a.seqs = list(&value()?)?,
+            "--seqs-kv" => a.seqs_kv = list(&value()?)?,
             "--workloads" => a.workloads = true,
             "--workload" => {
                 a.workloads = true;
@@ -358,22 +364,35 @@ fn workloads(a: &Args) -> Result<Vec<Workload>, String> {
     for &d in &a.dims {
         for causal in [false, true] {
             for &s in &a.seqs {
-                let (b, h) = ((a.tokens / s).max(1), (a.hidden / d).max(1));
-                let values = [
-                    ("B", b),
-                    ("H", h),
-                    ("Hkv", h),
-                    ("Sq", s),
-                    ("Sk", s),
-                    ("D", d),
-                    ("Dv", d),
-                ]
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), WorkloadValue::Int(v as i64)))
-                .chain([("causal".to_string(), WorkloadValue::Bool(causal))])
-                .collect();
-                let label = format!("d{d}-s{s}{}", if causal { "-causal" } else { "" });
-                out.push(workload(&entry, label, values)?);
+                let own = [s];
+                let keys = if a.seqs_kv.is_empty() {
+                    &own[..]
+                } else {
+                    &a.seqs_kv[..]
+                };
+                for &sk in keys {
+                    let (b, h) = ((a.tokens / s).max(1), (a.hidden / d).max(1));
+                    let values = [
+                        ("B", b),
+                        ("H", h),
+                        ("Hkv", h),
+                        ("Sq", s),
+                        ("Sk", sk),
+                        ("D", d),
+                        ("Dv", d),
+                    ]
+                    .into_iter()
+                    .map(|(k, v)| (k.to_string(), WorkloadValue::Int(v as i64)))
+                    .chain([("causal".to_string(), WorkloadValue::Bool(causal))])
+                    .collect();
+                    let keys = if sk == s {
+                        String::new()
+                    } else {
+                        format!("-k{sk}")
+                    };
+                    let label = format!("d{d}-s{s}{keys}{}", if causal { "-causal" } else { "" });
+                    out.push(workload(&entry, label, values)?);
+                }
             }
         }
     }
