@@ -364,6 +364,7 @@ fn workloads(a: &Args) -> Result<Vec<Workload>, String> {
     for &d in &a.dims {
         for causal in [false, true] {
             for &s in &a.seqs {
+                let (b, h) = ((a.tokens / s).max(1), (a.hidden / d).max(1));
                 let own = [s];
                 let keys = if a.seqs_kv.is_empty() {
                     &own[..]
@@ -371,7 +372,6 @@ fn workloads(a: &Args) -> Result<Vec<Workload>, String> {
                     &a.seqs_kv[..]
                 };
                 for &sk in keys {
-                    let (b, h) = ((a.tokens / s).max(1), (a.hidden / d).max(1));
                     let values = [
                         ("B", b),
                         ("H", h),

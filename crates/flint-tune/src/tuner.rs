@@ -128,7 +128,7 @@ impl Tuner {
             .iter()
             .enumerate()
             .filter_map(|(i, r)| r.outcome.as_ref().ok().map(|s| (i, s)))
-            .min_by_key(|(_, s)| (s.median, s.min))
+            .min_by_key(|(_, s)| rank(s))
             .map(|(i, _)| i);
         TuneReport { results, winner }
     }
@@ -167,7 +167,12 @@ fn stats(samples: &[Duration]) -> Stats {
     }
 }
 
-/// The leader (lowest median) and every candidate whose fastest sample beats its median;
+/// The order candidates are ranked in: lowest median, ties to the lowest minimum.
+fn rank(s: &Stats) -> (Duration, Duration) {
+    (s.median, s.min)
+}
+
+/// The leader (by [`rank`]) and every candidate whose fastest sample beats its median;
 /// empty if nothing ran.
 fn close_race(times: &[Result<Vec<Duration>, String>]) -> Vec<usize> {
     let timed: Vec<(usize, Stats)> = times
@@ -175,7 +180,7 @@ fn close_race(times: &[Result<Vec<Duration>, String>]) -> Vec<usize> {
         .enumerate()
         .filter_map(|(i, t)| t.as_ref().ok().map(|t| (i, stats(t))))
         .collect();
-    let Some(&(leader, best)) = timed.iter().min_by_key(|(_, s)| (s.median, s.min)) else {
+    let Some(&(leader, best)) = timed.iter().min_by_key(|(_, s)| rank(s)) else {
         return Vec::new();
     };
     timed
