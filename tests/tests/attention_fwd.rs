@@ -628,6 +628,11 @@ fn wgmma_kernel_matches_reference_on_gpu() {
     let mut c = Case::new(16, 8, 8, 300, 150, 64);
     c.opts.causal = true;
     cases.push(("causal sq>sk, several blocks per cube d64", c));
+    // 128 heads of three 128-row blocks at D = 128: each cube walks about four blocks, so
+    // the producer fills the second Q buffer while the consumers finish a block.
+    let mut c = Case::new(8, 16, 16, 384, 384, 128);
+    c.opts.causal = true;
+    cases.push(("causal, several blocks per cube d128", c));
     // Three aligned 128-row blocks: each block's last key tile is masked on its diagonal.
     let mut c = Case::new(1, 4, 2, 384, 384, 128);
     c.opts.causal = true;

@@ -145,7 +145,22 @@ impl AttentionFwdConfig {
             Variant::Cmma => {
                 2 * (bkv * (head_dim + val_dim + 16) + bq * (bkv + 8)) + 4 * bq * (bkv + 4)
             }
-            Variant::Wgmma => self.wgmma_params(head_dim, val_dim).shared_bytes() as usize,
+            Variant::Wgmma => {
+                // The launch stores O by TMA where the output allows it, which may add a
+                // second Q buffer (`WgmmaFwdParams::q_buffers`): count the larger form.
+                let p = self.wgmma_params(head_dim, val_dim);
+                let stored = WgmmaFwdParams {
+                    tma: true,
+                    tma_store: true,
+                    ..p
+                };
+                let stored = if stored.tma_store_fits() {
+                    stored.shared_bytes()
+                } else {
+                    0
+                };
+                p.shared_bytes().max(stored) as usize
+            }
         }
     }
 

@@ -73,18 +73,55 @@ impl WgmmaFwdParams {
     /// Shared memory a cube may use on sm_90 (227 KiB).
     pub const SHARED_LIMIT: u32 = 227 * 1024;
 
-    /// K and V buffers of the pipelined kernel: as many as fit beside Q (and 1 KiB for its
-    /// barriers), 2 to 4.
-    pub const fn stages(&self) -> u32 {
-        let q = 64 * self.warpgroups * self.head_dim * 2;
-        let kv = self.block_kv * (self.head_dim + self.val_dim) * 2;
-        let fit = Self::SHARED_LIMIT.saturating_sub(q + 1024) / kv;
+    /// Bytes of one block's Q.
+    const fn q_bytes(&self) -> u32 {
+        64 * self.warpgroups * self.head_dim * 2
+    }
+
+    /// Bytes of one K tile and one V tile together.
+    const fn kv_bytes(&self) -> u32 {
+        self.block_kv * (self.head_dim + self.val_dim) * 2
+    }
+
+    /// Q buffers of the pipelined kernel: 2 where O leaves by TMA store and two blocks' Q
+    /// still leave two buffers each of K and V, so that the producer copies the next
+    /// block's Q, K and V while the consumers finish a block; otherwise 1, and the next
+    /// block's copies wait until every consumer is past the block's last scores. The TMA
+    /// store's barrier among all consumers keeps the turns of the next block behind the
+    /// first warpgroup's last turn, which a Q copied ahead no longer does.
+    pub const fn q_buffers(&self) -> u32 {
+        let two = 2 * self.q_bytes() + 2 * self.kv_bytes() + 1024;
+        if self.pipelined && self.tma_store && two <= Self::SHARED_LIMIT {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// V buffers of the pipelined kernel: as many K and V pairs as fit beside Q (and 1 KiB
+    /// for the barriers), 2 to 4.
+    pub const fn v_stages(&self) -> u32 {
+        let q = self.q_buffers() * self.q_bytes();
+        let fit = Self::SHARED_LIMIT.saturating_sub(q + 1024) / self.kv_bytes();
         if fit < 2 {
             2
         } else if fit > 4 {
             4
         } else {
             fit
+        }
+    }
+
+    /// K buffers of the pipelined kernel: [`Self::v_stages`], plus one where a K tile still
+    /// fits (K is needed a step before V, so its ring gains most from the extra room).
+    pub const fn k_stages(&self) -> u32 {
+        let v = self.v_stages();
+        let used = self.q_buffers() * self.q_bytes() + v * self.kv_bytes() + 1024;
+        let k_tile = self.block_kv * self.head_dim * 2;
+        if v < 4 && used + k_tile <= Self::SHARED_LIMIT {
+            v + 1
+        } else {
+            v
         }
     }
 
@@ -127,11 +164,12 @@ impl WgmmaFwdParams {
 
     /// Shared memory of one cube, in bytes (2-byte elements).
     pub const fn shared_bytes(&self) -> u32 {
-        let kv = self.block_kv * (self.head_dim + self.val_dim) * 2;
         if self.pipelined {
-            64 * self.warpgroups * self.head_dim * 2 + self.stages() * kv
+            self.q_buffers() * self.q_bytes()
+                + self.k_stages() * self.block_kv * self.head_dim * 2
+                + self.v_stages() * self.block_kv * self.val_dim * 2
         } else {
-            kv
+            self.kv_bytes()
         }
     }
 }
@@ -340,4 +378,60 @@ pub(crate) fn attention_fwd_wgmma<E: Float, N: Size, NO: Size>(
         p.val_dim,
         p.out_vec,
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::WgmmaFwdParams;
+
+    fn params(warpgroups: u32, block_kv: u32, d: u32, tma_store: bool) -> WgmmaFwdParams {
+        WgmmaFwdParams {
+            warpgroups,
+            block_kv,
+            head_dim: d,
+            val_dim: d,
+            pipelined: true,
+            tma: true,
+            tma_store,
+            ..WgmmaFwdParams::default()
+        }
+    }
+
+    fn buffers(p: WgmmaFwdParams) -> (u32, u32, u32) {
+        (p.q_buffers(), p.k_stages(), p.v_stages())
+    }
+
+    #[test]
+    fn the_main_tilings_take_a_second_q_buffer_only_with_the_tma_store() {
+        // 128x128, D = 128: two Q buffers cost the third V buffer, not a K one (224 KiB).
+        assert_eq!(buffers(params(2, 128, 128, true)), (2, 3, 2));
+        assert_eq!(params(2, 128, 128, true).shared_bytes(), 224 * 1024);
+        assert_eq!(buffers(params(2, 128, 128, false)), (1, 3, 3));
+        assert_eq!(params(2, 128, 128, false).shared_bytes(), 224 * 1024);
+        // D = 64 has room for both.
+        assert_eq!(buffers(params(2, 128, 64, true)), (2, 4, 4));
+        assert_eq!(buffers(params(2, 128, 64, false)), (1, 4, 4));
+    }
+
+    #[test]
+    fn every_tiling_that_fits_keeps_two_buffers_of_each_ring() {
+        for wg in 1..=3 {
+            for kv in [64, 96, 128, 176, 192] {
+                for d in [64, 128, 192, 256] {
+                    for store in [false, true] {
+                        let p = params(wg, kv, d, store);
+                        let (q, k, v) = buffers(p);
+                        assert!(k >= v && v >= 2 && k <= 4, "{p:?}: {k} K, {v} V");
+                        let one_q = params(wg, kv, d, false).shared_bytes();
+                        if q == 2 {
+                            assert!(store, "{p:?}");
+                            assert!(p.shared_bytes() <= WgmmaFwdParams::SHARED_LIMIT, "{p:?}");
+                        } else if one_q <= WgmmaFwdParams::SHARED_LIMIT {
+                            assert!(p.shared_bytes() <= WgmmaFwdParams::SHARED_LIMIT, "{p:?}");
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -482,10 +482,11 @@ fn tma_tile<E: Float, N: Size>(
     kvh: u32,
     start: u32,
     #[comptime] width: u32,
+    #[comptime] stages: u32,
     #[comptime] p: WgmmaFwdParams,
 ) {
     #[unroll]
-    for st in 0..comptime!(p.stages()) {
+    for st in 0..stages {
         if stage == st {
             tma_rows::<E, N>(
                 map,
@@ -503,9 +504,10 @@ fn tma_tile<E: Float, N: Size>(
     }
 }
 
-/// The producer's copies for one block of queries: Q, then K and V tile by tile into buffer
-/// `n % stages` (`n`: the tile's place among all this cube's tiles, from `base`) once the
-/// consumers have released the buffer's previous tile. By TMA (one thread, `producer_tid`
+/// The producer's copies for one block of queries: Q into buffer `slot`, then K and V tile
+/// by tile into buffers `n % k_stages` and `n % v_stages` (`n`: the tile's place among all
+/// this cube's tiles, from `base`) once the consumers have released the buffer's previous
+/// tile. By TMA (one thread, `producer_tid`
 /// 0) or, without it, by cp.async (all 128 producer threads, each its share of a tile).
 #[cube]
 #[allow(clippy::too_many_arguments)]
@@ -519,11 +521,12 @@ fn produce<E: Float, N: Size>(
     q_s: &mut SharedMemory<Vector<E, N>>,
     k_s: &mut SharedMemory<Vector<E, N>>,
     v_s: &mut SharedMemory<Vector<E, N>>,
-    q_full: &Shared<Barrier>,
+    q_full: &Sequence<Shared<Barrier>>,
     k_full: &Sequence<Shared<Barrier>>,
     v_full: &Sequence<Shared<Barrier>>,
     k_empty: &Sequence<Shared<Barrier>>,
     v_empty: &Sequence<Shared<Barrier>>,
+    slot: u32,
     b: u32,
     h: u32,
     kvh: u32,
@@ -534,36 +537,44 @@ fn produce<E: Float, N: Size>(
     producer_tid: u32,
     #[comptime] p: WgmmaFwdParams,
 ) {
-    let stages = comptime!(p.stages());
+    let k_stages = comptime!(p.k_stages());
+    let v_stages = comptime!(p.v_stages());
     let block_q = comptime!(64 * p.warpgroups);
-    if comptime!(p.tma) {
-        tma_rows::<E, N>(
-            q_map,
-            q_full,
-            q_s,
-            0u32,
-            b,
-            h,
-            q_first,
-            block_q,
-            p.head_dim,
-            comptime!(p.swizzle()),
-        );
-    } else {
-        let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
-        stage_rows::<E, N>(
-            q,
-            q_base,
-            q_first,
-            q.shape(2) as u32,
-            q_s,
-            0u32,
-            block_q,
-            p.head_dim,
-            producer_tid,
-        );
-        q_full.commit_copy_async();
-        q_full.arrive();
+    let q_vectors = comptime!(block_q * p.head_dim / 8);
+    #[unroll]
+    for qb in 0..comptime!(p.q_buffers()) {
+        if slot == qb {
+            let full = q_full.index(qb as usize);
+            if comptime!(p.tma) {
+                tma_rows::<E, N>(
+                    q_map,
+                    full,
+                    q_s,
+                    comptime!(qb * q_vectors),
+                    b,
+                    h,
+                    q_first,
+                    block_q,
+                    p.head_dim,
+                    comptime!(p.swizzle()),
+                );
+            } else {
+                let q_base = b as usize * q.stride(0) + h as usize * q.stride(1);
+                stage_rows::<E, N>(
+                    q,
+                    q_base,
+                    q_first,
+                    q.shape(2) as u32,
+                    q_s,
+                    comptime!(qb * q_vectors),
+                    block_q,
+                    p.head_dim,
+                    producer_tid,
+                );
+                full.commit_copy_async();
+                full.arrive();
+            }
+        }
     }
     let mut i = 0u32;
     while i < tiles {
@@ -571,18 +582,23 @@ fn produce<E: Float, N: Size>(
         let n = base + i;
         let start = (t_begin + i) * p.block_kv;
         if comptime!(p.tma) {
-            let stage = n % stages;
-            if n >= stages {
-                wait_stage(k_empty, stage, n / stages - 1, stages);
+            let stage = n % k_stages;
+            if n >= k_stages {
+                wait_stage(k_empty, stage, n / k_stages - 1, k_stages);
             }
-            tma_tile::<E, N>(k_map, k_full, k_s, stage, b, kvh, start, p.head_dim, p);
-            if n >= stages {
-                wait_stage(v_empty, stage, n / stages - 1, stages);
+            tma_tile::<E, N>(
+                k_map, k_full, k_s, stage, b, kvh, start, p.head_dim, k_stages, p,
+            );
+            let stage = n % v_stages;
+            if n >= v_stages {
+                wait_stage(v_empty, stage, n / v_stages - 1, v_stages);
             }
-            tma_tile::<E, N>(v_map, v_full, v_s, stage, b, kvh, start, p.val_dim, p);
+            tma_tile::<E, N>(
+                v_map, v_full, v_s, stage, b, kvh, start, p.val_dim, v_stages, p,
+            );
         } else {
             let seq_kv = k.shape(2) as u32;
-            let copy = comptime!(p.ablation != Ablation::NoLoads) || n < stages;
+            let all = comptime!(p.ablation != Ablation::NoLoads);
             let k_base = b as usize * k.stride(0) + kvh as usize * k.stride(1);
             let v_base = b as usize * v.stride(0) + kvh as usize * v.stride(1);
             stage_tile::<E, N>(
@@ -594,10 +610,10 @@ fn produce<E: Float, N: Size>(
                 k_s,
                 k_full,
                 k_empty,
-                copy,
+                all || n < k_stages,
                 p.block_kv,
                 p.head_dim,
-                stages,
+                k_stages,
                 producer_tid,
             );
             stage_tile::<E, N>(
@@ -609,10 +625,10 @@ fn produce<E: Float, N: Size>(
                 v_s,
                 v_full,
                 v_empty,
-                copy,
+                all || n < v_stages,
                 p.block_kv,
                 p.val_dim,
-                stages,
+                v_stages,
                 producer_tid,
             );
         }
@@ -768,28 +784,28 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
     // TMA writes whole 128-byte lines; swizzled tiles start on 1024-byte atoms.
     let align = comptime!(if p.swizzle() { 1024usize } else { 128usize });
     let mut q_s = SharedMemory::<Vector<E, N>>::new_aligned(
-        comptime!((block_q * p.head_dim / 8) as usize),
+        comptime!((p.q_buffers() * block_q * p.head_dim / 8) as usize),
         align,
     );
     let mut k_s = SharedMemory::<Vector<E, N>>::new_aligned(
-        comptime!((p.stages() * p.block_kv * p.head_dim / 8) as usize),
+        comptime!((p.k_stages() * p.block_kv * p.head_dim / 8) as usize),
         align,
     );
     let mut v_s = SharedMemory::<Vector<E, N>>::new_aligned(
-        comptime!((p.stages() * p.block_kv * p.val_dim / 8) as usize),
+        comptime!((p.v_stages() * p.block_kv * p.val_dim / 8) as usize),
         align,
     );
     // `full`: the producer's 128 threads have copied a buffer (with TMA: its one thread has
     // armed the barrier and the bytes have landed); `empty`: every consumer thread is past the
     // products that read it (Q's: past an item's last scores).
     let fillers = comptime!(if p.tma { 1u32 } else { 128u32 });
-    let q_full = Barrier::shared(fillers, tid == 0);
-    let q_empty = Barrier::shared(consumers, tid == 0);
-    let stages = comptime!(p.stages());
-    let k_full = stage_barriers(fillers, tid == 0, stages);
-    let v_full = stage_barriers(fillers, tid == 0, stages);
-    let k_empty = stage_barriers(consumers, tid == 0, stages);
-    let v_empty = stage_barriers(consumers, tid == 0, stages);
+    let q_buffers = comptime!(p.q_buffers());
+    let q_full = stage_barriers(fillers, tid == 0, q_buffers);
+    let q_empty = stage_barriers(consumers, tid == 0, q_buffers);
+    let k_full = stage_barriers(fillers, tid == 0, comptime!(p.k_stages()));
+    let v_full = stage_barriers(fillers, tid == 0, comptime!(p.v_stages()));
+    let k_empty = stage_barriers(consumers, tid == 0, comptime!(p.k_stages()));
+    let v_empty = stage_barriers(consumers, tid == 0, comptime!(p.v_stages()));
 
     // Both sides walk the same blocks (`paired_block`) and count the same tiles (`base`) and Q
     // copies (`loads`), which give every barrier's phase.
@@ -823,8 +839,14 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
                     let walk = key_tiles(q_first, seq_q, seq_kv, s, p);
                     let tiles = walk[3] - walk[0];
                     if tiles > 0 {
-                        if loads > 0 {
-                            q_empty.wait_parity((loads - 1) % 2);
+                        // Q's buffer `loads % q_buffers` held the Q of `q_buffers` loads ago.
+                        if loads >= q_buffers {
+                            wait_stage(
+                                &q_empty,
+                                loads % q_buffers,
+                                loads / q_buffers - 1,
+                                q_buffers,
+                            );
                         }
                         produce::<E, N>(
                             q,
@@ -841,6 +863,7 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
                             &v_full,
                             &k_empty,
                             &v_empty,
+                            loads % q_buffers,
                             b,
                             h,
                             kvh,
@@ -958,8 +981,8 @@ fn consume<E: Float, N: Size>(
     q_s: &SharedMemory<Vector<E, N>>,
     k_s: &SharedMemory<Vector<E, N>>,
     v_s: &SharedMemory<Vector<E, N>>,
-    q_full: &Shared<Barrier>,
-    q_empty: &Shared<Barrier>,
+    q_full: &Sequence<Shared<Barrier>>,
+    q_empty: &Sequence<Shared<Barrier>>,
     k_full: &Sequence<Shared<Barrier>>,
     v_full: &Sequence<Shared<Barrier>>,
     k_empty: &Sequence<Shared<Barrier>>,
@@ -986,7 +1009,10 @@ fn consume<E: Float, N: Size>(
     } else {
         8 * p.head_dim
     });
-    let q_addr = smem_address::<E, N>(&q_s.slice((warpgroup * q_row0) as usize, 1usize));
+    let q_buffers = comptime!(p.q_buffers());
+    let q_slot = loads % q_buffers;
+    let q_addr = smem_address::<E, N>(&q_s.slice((warpgroup * q_row0) as usize, 1usize))
+        + q_slot * comptime!(64 * p.warpgroups * p.head_dim * 2);
     let k_addr = smem_address::<E, N>(&k_s.slice(0usize, 1usize));
     let v_addr = smem_address::<E, N>(&v_s.slice(0usize, 1usize));
 
@@ -1000,27 +1026,29 @@ fn consume<E: Float, N: Size>(
         s_acc[i as usize] = Vector::new(0.0f32);
     }
 
-    q_full.wait_parity(loads % 2);
+    wait_stage(q_full, q_slot, loads / q_buffers, q_buffers);
     // The turns of `key_step` start with the first warpgroup: the last one's arrival opens
-    // them, and the first one's wait after the loops takes the last turn's arrival. Opening
-    // only once Q has landed keeps a persistent cube's next opening behind that wait: Q is
-    // copied once every warpgroup is past the previous item's loops (`q_empty`), so a
-    // barrier never holds two arrivals of the last warpgroup at once.
+    // them, and the first one's wait after the loops takes the last turn's arrival. The next
+    // opening must come after that wait, so that a barrier never holds two arrivals of the
+    // last warpgroup at once: with one Q buffer, Q is copied only once every warpgroup is past
+    // the previous item's loops (`q_empty`); with two, the TMA store's barrier among all
+    // consumers (`store_rows_tma`) comes after the first warpgroup's wait.
     if comptime!(p.warpgroups > 1) && warpgroup == comptime!(p.warpgroups - 1) {
         named_barrier(1u32, 256u32, true);
     }
     // The first tile's scores and probabilities, before the loops.
-    let stages = comptime!(p.stages());
+    let k_stages = comptime!(p.k_stages());
+    let v_stages = comptime!(p.v_stages());
     let k_tile_bytes = comptime!(p.block_kv * p.head_dim * 2);
-    wait_stage(k_full, base % stages, base / stages, stages);
+    wait_stage(k_full, base % k_stages, base / k_stages, k_stages);
     issue_scores::<E>(
         q_addr,
-        k_addr + (base % stages) * k_tile_bytes,
+        k_addr + (base % k_stages) * k_tile_bytes,
         &mut s_acc,
         p,
     );
     wgmma_wait(&mut s_acc, &mut token, false);
-    release_stage(k_empty, base % stages, stages);
+    release_stage(k_empty, base % k_stages, k_stages);
     if t_begin < t1 || t_begin >= t2 {
         let start = (t_begin * p.block_kv) as i32;
         mask_scores(&mut s_acc, start, diag, seq_kv as i32, s, p);
@@ -1122,23 +1150,23 @@ fn consume<E: Float, N: Size>(
     if comptime!(p.warpgroups > 1) && warpgroup == 0 {
         named_barrier(1u32, 256u32, false);
     }
-    // Every score of the item is done: the producer may copy the next item's Q.
-    q_empty.arrive();
+    // Every score of the item is done: the producer may copy another item's Q here.
+    release_stage(q_empty, q_slot, q_buffers);
     let last = base + j;
-    wait_stage(v_full, last % stages, last / stages, stages);
+    wait_stage(v_full, last % v_stages, last / v_stages, v_stages);
     let v_tile_bytes = comptime!(p.block_kv * p.val_dim * 2);
-    let v_last = v_operand(v_addr + (last % stages) * v_tile_bytes, p);
+    let v_last = v_operand(v_addr + (last % v_stages) * v_tile_bytes, p);
     wgmma_issue::<E, u16>(&p_frag, &v_last, o_acc, p.val_dim, p.block_kv);
     wgmma_wait(o_acc, &mut token, false);
     // With `tma_store` the output is staged in this buffer, which its store releases.
     if comptime!(!p.tma_store) {
-        release_stage(v_empty, last % stages, stages);
+        release_stage(v_empty, last % v_stages, v_stages);
     }
 }
 
 /// [`write_rows`] through shared memory and TMA (`WgmmaFwdParams::tma_store`): once every
 /// consumer is past its last `P·V`, each warp stages its normalised rows of O in the block's
-/// last V buffer (`last % stages`, not yet released) by [`stage_sw128`], and one thread
+/// last V buffer (`last % v_stages`, not yet released) by [`stage_sw128`], and one thread
 /// stores them by [`store_sw128`], then arrives on the buffer's `empty` barrier once the
 /// copies have read it, so that the producer gets it back only then. 4-byte stores to global
 /// memory left the warps waiting on the load/store unit for about a sixth of the causal
@@ -1166,7 +1194,7 @@ fn store_rows_tma<E: Float, N: Size>(
     let consumers = comptime!(p.warpgroups * 128);
     let all = comptime!(p.warpgroups + 1);
     let block_q = comptime!(64 * p.warpgroups);
-    let stages = comptime!(p.stages());
+    let stages = comptime!(p.v_stages());
     // Every consumer's last `P·V` has read the buffer.
     named_barrier(all, consumers, false);
     let inv = finish_rows(lse, l_run, m_run, row0, seq_q, b, h, scale_log2, neg_inf);
@@ -1294,7 +1322,7 @@ fn key_step<E: Float>(
     #[comptime] p: WgmmaFwdParams,
     #[comptime] masked: bool,
 ) {
-    let stages = comptime!(p.stages());
+    let (ks, vs) = comptime!((p.k_stages(), p.v_stages()));
     let s_pairs = comptime!(p.block_kv / 4);
     let k_tile_bytes = comptime!(p.block_kv * p.head_dim * 2);
     let v_tile_bytes = comptime!(p.block_kv * p.val_dim * 2);
@@ -1305,23 +1333,23 @@ fn key_step<E: Float>(
     for i in 0..s_pairs {
         s_acc[i as usize] = Vector::new(0.0f32);
     }
-    wait_stage(k_full, next_n % stages, next_n / stages, stages);
-    wait_stage(v_full, now_n % stages, now_n / stages, stages);
-    let v_now = v_operand(v_addr + (now_n % stages) * v_tile_bytes, p);
+    wait_stage(k_full, next_n % ks, next_n / ks, ks);
+    wait_stage(v_full, now_n % vs, now_n / vs, vs);
+    let v_now = v_operand(v_addr + (now_n % vs) * v_tile_bytes, p);
     // The warpgroups issue their products in turn (FlashAttention-3's ping-pong), so that one
     // warpgroup's softmax runs while the others' products keep the tensor cores busy.
     let warpgroup = UNIT_POS_Y / 4;
     if comptime!(p.warpgroups > 1) {
         named_barrier(1 + warpgroup, 256u32, false);
     }
-    issue_scores::<E>(q_addr, k_addr + (next_n % stages) * k_tile_bytes, s_acc, p);
+    issue_scores::<E>(q_addr, k_addr + (next_n % ks) * k_tile_bytes, s_acc, p);
     wgmma_issue::<E, u16>(p_frag, &v_now, o_acc, p.val_dim, p.block_kv);
     if comptime!(p.warpgroups > 1) {
         named_barrier(1 + (warpgroup + 1) % p.warpgroups, 256u32, true);
     }
     // S_{j+1} is the older group: done once at most one (P·V) is left.
     wgmma_wait(s_acc, token, true);
-    release_stage(k_empty, next_n % stages, stages);
+    release_stage(k_empty, next_n % ks, ks);
     if comptime!(masked) {
         let start = ((t_begin + next) * p.block_kv) as i32;
         mask_scores(s_acc, start, diag, seq_kv as i32, s, p);
@@ -1336,7 +1364,7 @@ fn key_step<E: Float>(
     sums[0] = pair;
     order_before_wait(&sums, token);
     wgmma_wait(o_acc, token, false);
-    release_stage(v_empty, now_n % stages, stages);
+    release_stage(v_empty, now_n % vs, vs);
     to_operand::<E>(s_acc, p_frag, p.block_kv);
     if any {
         rescale(o_acc, alpha, p.val_dim);
