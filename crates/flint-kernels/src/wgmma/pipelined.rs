@@ -31,9 +31,11 @@
 //!
 //! The grid is persistent: one cube per SM walks pairs of query blocks (the `i`-th from the
 //! end, then the `i`-th from the start, so that causal pairs weigh alike), and the producer
-//! copies the next block's Q and first tiles once the consumers are past the previous
-//! block's scores (an `empty` barrier for Q), overlapping its last `P·V` and the output's
-//! stores. Both sides count the tiles they have walked, which gives every barrier's phase.
+//! copies the next block's Q and first tiles ahead of the consumers: into a second Q buffer
+//! where O leaves by TMA store (`WgmmaFwdParams::q_buffers`), else once the consumers are past
+//! the previous block's scores (an `empty` barrier for Q), overlapping its last `P·V` and the
+//! output's stores. Both sides count the tiles and Q copies they have walked, which gives
+//! every barrier's phase.
 //!
 //! The output leaves through shared memory: `stmatrix` into the block's last V buffer, then
 //! one TMA store per 64 columns (`store_rows_tma`), where the copies are swizzled and a
