@@ -595,7 +595,8 @@ fn cooperative_matrix_kernel_matches_reference_on_gpu() {
 /// causal with `Sq < Sk` and with `Sq > Sk` (rows that see no key) and with more heads than
 /// one group of the causal grid launches (see `head_groups`) or cubes of a persistent grid,
 /// a window with both bounds
-/// (masked tiles before and after the plain ones), GQA, `Dv != D`, D = 96, and a negative
+/// (masked tiles before and after the plain ones), windows at D = 128 (a right bound
+/// past the diagonal, a window narrower than a tile), GQA, `Dv != D`, D = 96, and a negative
 /// scale, which the launcher hands to the MMA kernel. CUDA on an sm_90 GPU only.
 #[test]
 #[cfg_attr(
@@ -640,6 +641,16 @@ fn wgmma_kernel_matches_reference_on_gpu() {
     let mut c = Case::new(1, 2, 2, 700, 650, 64);
     c.opts.window = (Some(150), Some(40));
     cases.push(("window left 150 right 40 d64", c));
+    // A right bound past the diagonal at D = 128: the first block's last tile holds keys
+    // that no row of its first warpgroup sees.
+    let mut c = Case::new(1, 2, 2, 300, 300, 128);
+    c.opts.window = (Some(100), Some(30));
+    cases.push(("window left 100 right 30 d128", c));
+    // A narrow window: a block's last tile is cut by the left bound as well, so the
+    // left-masked loop walks it (no plain tiles).
+    let mut c = Case::new(1, 2, 2, 300, 300, 128);
+    c.opts.window = (Some(5), Some(0));
+    cases.push(("window left 5 right 0 d128", c));
     let mut c = Case::new(1, 2, 2, 260, 190, 128);
     c.dv = 64;
     cases.push(("dv 64 d128", c));

@@ -73,14 +73,24 @@ impl WgmmaFwdParams {
     /// Shared memory a cube may use on sm_90 (227 KiB).
     pub const SHARED_LIMIT: u32 = 227 * 1024;
 
-    /// Bytes of one block's Q.
-    const fn q_bytes(&self) -> u32 {
+    /// Bytes of one block's Q: one buffer of the Q ring.
+    pub const fn q_bytes(&self) -> u32 {
         64 * self.warpgroups * self.head_dim * 2
+    }
+
+    /// Bytes of one K tile: one buffer of the K ring.
+    pub const fn k_tile_bytes(&self) -> u32 {
+        self.block_kv * self.head_dim * 2
+    }
+
+    /// Bytes of one V tile: one buffer of the V ring.
+    pub const fn v_tile_bytes(&self) -> u32 {
+        self.block_kv * self.val_dim * 2
     }
 
     /// Bytes of one K tile and one V tile together.
     const fn kv_bytes(&self) -> u32 {
-        self.block_kv * (self.head_dim + self.val_dim) * 2
+        self.k_tile_bytes() + self.v_tile_bytes()
     }
 
     /// Q buffers of the pipelined kernel: 2 where O leaves by TMA store and two blocks' Q
@@ -117,8 +127,7 @@ impl WgmmaFwdParams {
     pub const fn k_stages(&self) -> u32 {
         let v = self.v_stages();
         let used = self.q_buffers() * self.q_bytes() + v * self.kv_bytes() + 1024;
-        let k_tile = self.block_kv * self.head_dim * 2;
-        if v < 4 && used + k_tile <= Self::SHARED_LIMIT {
+        if v < 4 && used + self.k_tile_bytes() <= Self::SHARED_LIMIT {
             v + 1
         } else {
             v
@@ -166,8 +175,8 @@ impl WgmmaFwdParams {
     pub const fn shared_bytes(&self) -> u32 {
         if self.pipelined {
             self.q_buffers() * self.q_bytes()
-                + self.k_stages() * self.block_kv * self.head_dim * 2
-                + self.v_stages() * self.block_kv * self.val_dim * 2
+                + self.k_stages() * self.k_tile_bytes()
+                + self.v_stages() * self.v_tile_bytes()
         } else {
             self.kv_bytes()
         }

@@ -1014,7 +1014,7 @@ fn consume<E: Float, N: Size>(
     let q_buffers = comptime!(p.q_buffers());
     let q_slot = loads % q_buffers;
     let q_addr = smem_address::<E, N>(&q_s.slice((warpgroup * q_row0) as usize, 1usize))
-        + q_slot * comptime!(64 * p.warpgroups * p.head_dim * 2);
+        + q_slot * comptime!(p.q_bytes());
     let k_addr = smem_address::<E, N>(&k_s.slice(0usize, 1usize));
     let v_addr = smem_address::<E, N>(&v_s.slice(0usize, 1usize));
 
@@ -1041,7 +1041,7 @@ fn consume<E: Float, N: Size>(
     // The first tile's scores and probabilities, before the loops.
     let k_stages = comptime!(p.k_stages());
     let v_stages = comptime!(p.v_stages());
-    let k_tile_bytes = comptime!(p.block_kv * p.head_dim * 2);
+    let k_tile_bytes = comptime!(p.k_tile_bytes());
     wait_stage(k_full, base % k_stages, base / k_stages, k_stages);
     issue_scores::<E>(
         q_addr,
@@ -1156,7 +1156,7 @@ fn consume<E: Float, N: Size>(
     release_stage(q_empty, q_slot, q_buffers);
     let last = base + j;
     wait_stage(v_full, last % v_stages, last / v_stages, v_stages);
-    let v_tile_bytes = comptime!(p.block_kv * p.val_dim * 2);
+    let v_tile_bytes = comptime!(p.v_tile_bytes());
     let v_last = v_operand(v_addr + (last % v_stages) * v_tile_bytes, p);
     wgmma_issue::<E, u16>(&p_frag, &v_last, o_acc, p.val_dim, p.block_kv);
     wgmma_wait(o_acc, &mut token, false);
@@ -1326,8 +1326,8 @@ fn key_step<E: Float>(
 ) {
     let (ks, vs) = comptime!((p.k_stages(), p.v_stages()));
     let s_pairs = comptime!(p.block_kv / 4);
-    let k_tile_bytes = comptime!(p.block_kv * p.head_dim * 2);
-    let v_tile_bytes = comptime!(p.block_kv * p.val_dim * 2);
+    let k_tile_bytes = comptime!(p.k_tile_bytes());
+    let v_tile_bytes = comptime!(p.v_tile_bytes());
     let next = j + 1;
     // Tiles `j` and `j + 1` among all this cube's tiles (earlier work items too).
     let (now_n, next_n) = (base + j, base + next);
