@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Per kernel, the size of the tensor-core loop in SASS: instructions from the first `HMMA` to
-the last, and how many of them are register moves, with the whole kernel's count, for the
-cubins `scripts/device/local_ptxas.sh` writes (no GPU needed). With a second directory, only
-kernels whose loop differs by more than `--slack` instructions are printed, side by side:
+"""Per kernel, the size of the tensor-core loop in SASS: instructions from the first `HMMA` or
+`HGMMA` to the last (for the warpgroup kernels, a work item's whole walk), and how many of
+them are register moves, with the whole kernel's count, for the cubins
+`scripts/device/local_ptxas.sh` writes (no GPU needed). With a second directory, only kernels
+whose loop differs by more than `--slack` instructions are printed, side by side:
 the check to run after any kernel edit, since ptxas's allocation follows the order of the
 CUDA source (docs/PERF.md, "Accumulator tiles as arrays of their own").
 `cuobjdump` is not in NVIDIA's pip wheels of the CUDA compiler; triton's wheel carries one
@@ -31,7 +32,7 @@ def stats(cubin):
         m = re.match(r"\s*/\*[0-9a-f]+\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_.]+)", line)
         if m:
             ops.append(m.group(1))
-    hmma = [i for i, op in enumerate(ops) if op.startswith("HMMA")]
+    hmma = [i for i, op in enumerate(ops) if op.startswith(("HMMA", "HGMMA"))]
     loop = ops[hmma[0] : hmma[-1] + 1] if hmma else []
     return len(ops), len(loop), sum("MOV" in op for op in loop)
 
