@@ -77,7 +77,9 @@ pub(crate) fn sw128_descriptor<B: Scalar>(
 /// rows, B `n` rows from `b_addr` in one of `b_rows`, each `width` wide (a multiple of 64;
 /// the buffers hold 64 columns a block, one block after the other), `acc` overwritten. One
 /// commit group per 64 columns: a descriptor's k-steps advance within a row only.
+/// `proxy_fence` as in [`wgmma_issue`].
 #[cube]
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn issue_ss_sw128<E: Float>(
     a_addr: u32,
     b_addr: u32,
@@ -86,16 +88,17 @@ pub(crate) fn issue_ss_sw128<E: Float>(
     #[comptime] b_rows: u32,
     #[comptime] n: u32,
     #[comptime] width: u32,
+    #[comptime] proxy_fence: bool,
 ) {
     // The first block starts the product from zero (`wgmma_ss_start`).
     let a0 = sw128_descriptor::<u16>(a_addr, 16u32, 32u32);
     let b0 = sw128_descriptor::<E>(b_addr, 16u32, 32u32);
-    wgmma_ss_start::<E>(&a0, &b0, acc, n, 64u32);
+    wgmma_ss_start::<E>(&a0, &b0, acc, n, 64u32, proxy_fence);
     #[unroll]
     for c in 1..comptime!(width / 64) {
         let a = sw128_descriptor::<u16>(a_addr + c * comptime!(a_rows * 128), 16u32, 32u32);
         let b = sw128_descriptor::<E>(b_addr + c * comptime!(b_rows * 128), 16u32, 32u32);
-        wgmma_ss_issue::<E>(&a, &b, acc, n, 64u32);
+        wgmma_ss_issue::<E>(&a, &b, acc, n, 64u32, proxy_fence);
     }
 }
 
@@ -117,13 +120,18 @@ pub(crate) fn wgmma<E: Float, B: Scalar>(
     #[comptime] n: u32,
     #[comptime] k: u32,
 ) {
-    wgmma_issue::<E, B>(a, b, acc, n, k);
+    wgmma_issue::<E, B>(a, b, acc, n, k, true);
     let mut token = SharedMemory::<f32>::new(1usize);
     wgmma_wait(acc, &mut token, false);
 }
 
 /// Issues `acc += A · B` as [`wgmma`] does and returns at once, the product one commit group
 /// in flight: `acc` (and `a`) must not be touched until `wgmma_wait` has covered it.
+///
+/// With `proxy_fence`, a `fence.proxy.async` comes first, which shared memory written
+/// through the generic proxy (stores, `cp.async`) needs before `wgmma` reads it through the
+/// async proxy. Operands that only TMA copies wrote (the async proxy too) need none, and the
+/// fence costs a `MEMBAR` on the issuing warpgroup's path (`docs/PERF.md`).
 #[cube]
 pub(crate) fn wgmma_issue<E: Float, B: Scalar>(
     a: &Array<Vector<E, Pair>>,
@@ -131,14 +139,19 @@ pub(crate) fn wgmma_issue<E: Float, B: Scalar>(
     acc: &mut Array<Vector<f32, Pair>>,
     #[comptime] n: u32,
     #[comptime] k: u32,
+    #[comptime] proxy_fence: bool,
 ) {
-    let def = MmaDefinition::<E, B, f32>::new(64usize, n as usize, k as usize);
+    let def = MmaDefinition::<E, B, f32>::new(
+        64usize,
+        n as usize,
+        comptime!(request_k(k, false, proxy_fence)),
+    );
     def.execute_inplace::<Pair, Pair, Pair>(a, b, acc);
 }
 
 /// Issues `acc += A · Bᵀ` with both operands in shared memory and K-major (the SS form): A
 /// as `descriptor::<u16>` words of the warpgroup's 64 rows, B as `descriptor::<E>` words.
-/// Asynchronous, as [`wgmma_issue`].
+/// Asynchronous, and `proxy_fence`, as [`wgmma_issue`].
 #[cube]
 pub(crate) fn wgmma_ss_issue<E: Float>(
     a: &Array<Vector<u16, Pair>>,
@@ -146,8 +159,13 @@ pub(crate) fn wgmma_ss_issue<E: Float>(
     acc: &mut Array<Vector<f32, Pair>>,
     #[comptime] n: u32,
     #[comptime] k: u32,
+    #[comptime] proxy_fence: bool,
 ) {
-    let def = MmaDefinition::<u16, E, f32>::new(64usize, n as usize, k as usize);
+    let def = MmaDefinition::<u16, E, f32>::new(
+        64usize,
+        n as usize,
+        comptime!(request_k(k, false, proxy_fence)),
+    );
     def.execute_inplace::<Pair, Pair, Pair>(a, b, acc);
 }
 
@@ -214,10 +232,21 @@ pub(crate) fn wgmma_ss_start<E: Float>(
     acc: &mut Array<Vector<f32, Pair>>,
     #[comptime] n: u32,
     #[comptime] k: u32,
+    #[comptime] proxy_fence: bool,
 ) {
-    // k + 1: the patched compiler's request for a product from zero (no product's k is odd).
-    let def = MmaDefinition::<u16, E, f32>::new(64usize, n as usize, (k + 1) as usize);
+    let def = MmaDefinition::<u16, E, f32>::new(
+        64usize,
+        n as usize,
+        comptime!(request_k(k, true, proxy_fence)),
+    );
     def.execute_inplace::<Pair, Pair, Pair>(a, b, acc);
+}
+
+/// The `k` a warpgroup product asks the patched compiler for: the product's `k` (a multiple
+/// of 16), plus 1 for a product from zero and plus 2 for one without the proxy fence (no
+/// product's `k` has those low bits; `vendor/README.md`).
+const fn request_k(k: u32, from_zero: bool, proxy_fence: bool) -> usize {
+    (k + from_zero as u32 + 2 * !proxy_fence as u32) as usize
 }
 
 /// `setmaxnreg` for the calling warpgroup (all its warps together): at most `count` registers

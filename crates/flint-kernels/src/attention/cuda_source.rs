@@ -1252,9 +1252,20 @@ mod tests {
                 "{name}: includes <cuda/barrier>"
             );
             assert!(!source.contains("__ldmatrix_"), "{name}: an ldmatrix");
+            // Operands copied by TMA (the pipelined kernels') need no proxy fence before a
+            // product; those the prototype and the check store or `cp.async` do.
+            assert_eq!(
+                source.contains(
+                    "static_cast<uint64>(b_0);\n  asm volatile(\"fence.proxy.async.shared::cta;\""
+                ),
+                !pipelined,
+                "{name}: a proxy fence in the products' helpers: expected {}",
+                !pipelined
+            );
+            // The barriers' initialisation is fenced for the async proxy all the same.
             assert!(
                 source.contains("fence.proxy.async.shared::cta"),
-                "{name}: no proxy fence before the warpgroup MMA reads shared memory"
+                "{name}: no proxy fence at all"
             );
             // An MN-major B (V, or the MN-major check) has its own transposed helper.
             let mn = name.ends_with("_mn") || name.starts_with("attention_");

@@ -145,6 +145,14 @@ impl WgmmaFwdParams {
             && self.val_dim.is_multiple_of(64)
     }
 
+    /// Whether each product needs a proxy fence first (`super::wgmma_issue`): `cp.async`
+    /// copies write shared memory through the generic proxy, which `wgmma` reads through the
+    /// async one. TMA copies write through the async proxy, so their tiles need none; the
+    /// output staged by `stmatrix` has its own fence before the TMA store reads it.
+    pub const fn proxy_fence(&self) -> bool {
+        !self.tma
+    }
+
     /// Whether O can leave by TMA store: the copies land in swizzled rows (the store uses
     /// the same layout) and a block's rows fit in one V buffer (`64 · warpgroups` rows of
     /// `Dv` beside `block_kv` rows of `Dv`).

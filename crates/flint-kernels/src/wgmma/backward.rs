@@ -59,6 +59,11 @@ pub struct WgmmaBwdParams {
 /// Rows of every streamed tile (query tiles in dK/dV, key tiles in dQ).
 pub const TILE: u32 = 64;
 
+/// Whether the products need a proxy fence first (`super::wgmma_issue`): no, every operand
+/// in shared memory is a TMA copy. The gradients staged by `stmatrix` in K's and V's (or
+/// Q's) tiles are fenced before their TMA store, and no product reads those tiles after.
+const PROXY_FENCE: bool = false;
+
 impl WgmmaBwdParams {
     /// Registers per thread of the producer warpgroup after `setmaxnreg`.
     pub const PRODUCER_REGISTERS: u32 = 40;
@@ -443,8 +448,26 @@ fn dkdv_consume<E: Float, N: Size>(
         wait_stage(full, stage, i / stages, stages);
         let q_tile = q_addr + stage * q_tile_bytes;
         let do_tile = do_addr + stage * do_tile_bytes;
-        issue_ss_sw128::<E>(k_addr, q_tile, &mut s_acc, block_k, TILE, TILE, p.head_dim);
-        issue_ss_sw128::<E>(v_addr, do_tile, &mut dp_acc, block_k, TILE, TILE, p.val_dim);
+        issue_ss_sw128::<E>(
+            k_addr,
+            q_tile,
+            &mut s_acc,
+            block_k,
+            TILE,
+            TILE,
+            p.head_dim,
+            PROXY_FENCE,
+        );
+        issue_ss_sw128::<E>(
+            v_addr,
+            do_tile,
+            &mut dp_acc,
+            block_k,
+            TILE,
+            TILE,
+            p.val_dim,
+            PROXY_FENCE,
+        );
         wgmma_wait(&mut s_acc, &mut token, true);
         wgmma_wait(&mut dp_acc, &mut token, false);
         // Masks: queries past Sq, and the window's bounds where the tile crosses them.
@@ -485,8 +508,8 @@ fn dkdv_consume<E: Float, N: Size>(
         }
         let do_mn = mn_sw128(do_tile, TILE);
         let q_mn = mn_sw128(q_tile, TILE);
-        wgmma_issue::<E, u16>(&p_frag, &do_mn, dv_acc, p.val_dim, TILE);
-        wgmma_issue::<E, u16>(&ds_frag, &q_mn, dk_acc, p.head_dim, TILE);
+        wgmma_issue::<E, u16>(&p_frag, &do_mn, dv_acc, p.val_dim, TILE, PROXY_FENCE);
+        wgmma_issue::<E, u16>(&ds_frag, &q_mn, dk_acc, p.head_dim, TILE, PROXY_FENCE);
         wgmma_wait(dv_acc, &mut token, true);
         wgmma_wait(dk_acc, &mut token, false);
         release_stage(empty, stage, stages);
@@ -884,7 +907,7 @@ fn dq_consume<E: Float, N: Size>(
     let stages = comptime!(p.stages());
     let k_tile_bytes = comptime!(TILE * p.head_dim * 2);
     let k_mn = mn_sw128(k_addr + (j % stages) * k_tile_bytes, TILE);
-    wgmma_issue::<E, u16>(&ds_frag, &k_mn, dq_acc, p.head_dim, TILE);
+    wgmma_issue::<E, u16>(&ds_frag, &k_mn, dq_acc, p.head_dim, TILE, PROXY_FENCE);
     wgmma_wait(dq_acc, &mut token, false);
     release_stage(empty, j % stages, stages);
 }
@@ -917,8 +940,26 @@ fn dq_issue_scores<E: Float>(
     let k_tile = k_addr + stage * k_tile_bytes;
     let v_tile = v_addr + stage * v_tile_bytes;
     let block_q = comptime!(p.rows());
-    issue_ss_sw128::<E>(q_addr, k_tile, s_acc, block_q, TILE, TILE, p.head_dim);
-    issue_ss_sw128::<E>(do_addr, v_tile, dp_acc, block_q, TILE, TILE, p.val_dim);
+    issue_ss_sw128::<E>(
+        q_addr,
+        k_tile,
+        s_acc,
+        block_q,
+        TILE,
+        TILE,
+        p.head_dim,
+        PROXY_FENCE,
+    );
+    issue_ss_sw128::<E>(
+        do_addr,
+        v_tile,
+        dp_acc,
+        block_q,
+        TILE,
+        TILE,
+        p.val_dim,
+        PROXY_FENCE,
+    );
 }
 
 /// `dS = exp2(S · scale · log2 e − lse2) ∘ (dP − delta)` into `dp` (f32), row by row
@@ -983,7 +1024,7 @@ fn dq_step<E: Float>(
         next, s_acc, dp_acc, q_addr, do_addr, k_addr, v_addr, full, p,
     );
     let k_mn = mn_sw128(k_addr + (j % stages) * k_tile_bytes, TILE);
-    wgmma_issue::<E, u16>(ds_frag, &k_mn, dq_acc, p.head_dim, TILE);
+    wgmma_issue::<E, u16>(ds_frag, &k_mn, dq_acc, p.head_dim, TILE, PROXY_FENCE);
     // The two score groups are the older ones: done once at most one (dQ) is left.
     wgmma_wait(s_acc, token, true);
     wgmma_wait(dp_acc, token, true);

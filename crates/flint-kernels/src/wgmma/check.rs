@@ -160,7 +160,7 @@ pub(crate) fn wgmma_loop<E: Float, N: Size>(
             let (a_lbo, a_sbo, a_step) = comptime!(b_descriptor(64, k, false));
             let a_desc = descriptor::<u16>(addr, a_lbo, a_sbo, a_step);
             for _ in 0..iters {
-                wgmma_ss_issue::<E>(&a_desc, &desc, &mut acc, n, k);
+                wgmma_ss_issue::<E>(&a_desc, &desc, &mut acc, n, k, true);
                 wgmma_wait(&mut acc, &mut token, false);
             }
         }

@@ -1158,7 +1158,14 @@ fn consume<E: Float, N: Size>(
     wait_stage(v_full, last % v_stages, last / v_stages, v_stages);
     let v_tile_bytes = comptime!(p.v_tile_bytes());
     let v_last = v_operand(v_addr + (last % v_stages) * v_tile_bytes, p);
-    wgmma_issue::<E, u16>(&p_frag, &v_last, o_acc, p.val_dim, p.block_kv);
+    wgmma_issue::<E, u16>(
+        &p_frag,
+        &v_last,
+        o_acc,
+        p.val_dim,
+        p.block_kv,
+        comptime!(p.proxy_fence()),
+    );
     wgmma_wait(o_acc, &mut token, false);
     // With `tma_store` the output is staged in this buffer, which its store releases.
     if comptime!(!p.tma_store) {
@@ -1345,7 +1352,14 @@ fn key_step<E: Float>(
         named_barrier(1 + warpgroup, 256u32, false);
     }
     issue_scores::<E>(q_addr, k_addr + (next_n % ks) * k_tile_bytes, s_acc, p);
-    wgmma_issue::<E, u16>(p_frag, &v_now, o_acc, p.val_dim, p.block_kv);
+    wgmma_issue::<E, u16>(
+        p_frag,
+        &v_now,
+        o_acc,
+        p.val_dim,
+        p.block_kv,
+        comptime!(p.proxy_fence()),
+    );
     if comptime!(p.warpgroups > 1) {
         named_barrier(1 + (warpgroup + 1) % p.warpgroups, 256u32, true);
     }
@@ -1392,6 +1406,7 @@ fn issue_scores<E: Float>(
             p.block_kv,
             p.block_kv,
             p.head_dim,
+            comptime!(p.proxy_fence()),
         );
     } else {
         let (q_lbo, q_sbo, q_step) = comptime!(if p.tma {
@@ -1402,7 +1417,14 @@ fn issue_scores<E: Float>(
         let a = descriptor::<u16>(q_addr, q_lbo, q_sbo, q_step);
         let (k_lbo, k_sbo, k_step) = comptime!(k_layout(p));
         let b = descriptor::<E>(k_addr, k_lbo, k_sbo, k_step);
-        wgmma_ss_issue::<E>(&a, &b, s_acc, p.block_kv, p.head_dim);
+        wgmma_ss_issue::<E>(
+            &a,
+            &b,
+            s_acc,
+            p.block_kv,
+            p.head_dim,
+            comptime!(p.proxy_fence()),
+        );
     }
 }
 

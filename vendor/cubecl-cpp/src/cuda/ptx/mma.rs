@@ -88,11 +88,12 @@ __mma_m16n8k{k}_{a_elem}_{b_elem}_{cd_elem}({args}) {{
 /// form has a helper of its own.
 ///
 /// The call only issues: a proxy fence (the operands were written through the generic
-/// proxy, `wgmma` reads them through the async one), then one asm statement with
+/// proxy, `wgmma` reads them through the async one) unless `k % 4 >= 2` (operands written
+/// by the async proxy alone, as TMA copies are), then one asm statement with
 /// `wgmma.fence`, the steps and a commit. The accumulators are the asm's in-out operands,
 /// so the compiler sees them written here; `wgmma_wait_call` is where they are ready.
 ///
-/// An odd `k` (`k % 16 == 1`, no product's) asks for a product that starts from zero: the
+/// An odd `k` (`k % 2 == 1`, no product's) asks for a product that starts from zero: the
 /// first step's `scale-d` is false and the accumulators are outputs only, so the compiler
 /// needs no zeros in them (ptxas otherwise can give those zeros a register of another
 /// product in flight and wait for it).
@@ -123,7 +124,14 @@ pub fn wgmma_template<D: Dialect>(
         .chain(args_d)
         .collect::<Vec<_>>()
         .join(", ");
-    let zero = k % 16 == 1;
+    let zero = k % 2 == 1;
+    // flint patch: `k % 4 >= 2` (no product's) drops the proxy fence: a `MEMBAR` and a
+    // `FENCE.VIEW.ASYNC` before every issue, which only generic-proxy writes need.
+    let fence = if k % 4 >= 2 {
+        ""
+    } else {
+        "  asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n"
+    };
     let copies: String = if zero {
         String::new()
     } else {
@@ -183,8 +191,7 @@ pub fn wgmma_template<D: Dialect>(
 __forceinline__ __device__ void
 __wgmma_m64n{n}k{k}_{a_elem}_f32{suffix}({args}) {{
 {copies}{adesc}  const uint64 desc = (static_cast<uint64>(b_1) << 32) | static_cast<uint64>(b_0);
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-  asm volatile({text}
+{fence}  asm volatile({text}
                : {outs}
                : {ins}
                : "memory");
