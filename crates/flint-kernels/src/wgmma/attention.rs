@@ -69,6 +69,21 @@ pub enum Ablation {
     NoLoads,
 }
 
+/// Registers per thread that `warpgroups` consumer warpgroups take with `setmaxnreg` beside
+/// one producer warpgroup left with `producer`: the launch's share (65536 over its threads,
+/// down to a multiple of 8, at most 256) plus what the producer releases, split among them.
+pub const fn consumer_share(warpgroups: u32, producer: u32) -> u32 {
+    let threads = 128 * (warpgroups + 1);
+    let share = 65536 / threads / 8 * 8;
+    let base = if share > 256 { 256 } else { share };
+    let extra = (base - producer) / warpgroups / 8 * 8;
+    if base + extra > 256 {
+        256
+    } else {
+        base + extra
+    }
+}
+
 impl WgmmaFwdParams {
     /// Shared memory a cube may use on sm_90 (227 KiB).
     pub const SHARED_LIMIT: u32 = 227 * 1024;
@@ -164,19 +179,10 @@ impl WgmmaFwdParams {
     /// the rest with `setmaxnreg`.
     pub const PRODUCER_REGISTERS: u32 = 40;
 
-    /// Registers per thread the pipelined kernel's consumer warpgroups take with `setmaxnreg`:
-    /// the launch's share (65536 over its threads, down to a multiple of 8, at most 256) plus
-    /// what the producer releases, split among them.
+    /// Registers per thread the pipelined kernel's consumer warpgroups take with `setmaxnreg`
+    /// ([`consumer_share`] of [`Self::PRODUCER_REGISTERS`]).
     pub const fn consumer_registers(&self) -> u32 {
-        let threads = 128 * (self.warpgroups + 1);
-        let share = 65536 / threads / 8 * 8;
-        let base = if share > 256 { 256 } else { share };
-        let extra = (base - Self::PRODUCER_REGISTERS) / self.warpgroups / 8 * 8;
-        if base + extra > 256 {
-            256
-        } else {
-            base + extra
-        }
+        consumer_share(self.warpgroups, Self::PRODUCER_REGISTERS)
     }
 
     /// Shared memory of one cube, in bytes (2-byte elements).
@@ -399,7 +405,24 @@ pub(crate) fn attention_fwd_wgmma<E: Float, N: Size, NO: Size>(
 
 #[cfg(test)]
 mod tests {
-    use super::WgmmaFwdParams;
+    use super::{WgmmaFwdParams, consumer_share};
+
+    /// The register split `setmaxnreg` asks for: two consumers beside a producer of 40
+    /// (the forward's) take 232, beside one of 24 (the backward's) 240, three consumers 152;
+    /// every split stays within the launch's 65536 registers.
+    #[test]
+    fn consumers_take_what_the_producer_releases() {
+        assert_eq!(consumer_share(2, 40), 232);
+        assert_eq!(consumer_share(2, 24), 240);
+        assert_eq!(consumer_share(3, 40), 152);
+        for warpgroups in 1..=3 {
+            for producer in [24, 40] {
+                let consumers = consumer_share(warpgroups, producer);
+                assert!(128 * (warpgroups * consumers + producer) <= 65536);
+                assert_eq!(consumers % 8, 0);
+            }
+        }
+    }
 
     fn params(warpgroups: u32, block_kv: u32, d: u32, tma_store: bool) -> WgmmaFwdParams {
         WgmmaFwdParams {

@@ -65,8 +65,11 @@ pub const TILE: u32 = 64;
 const PROXY_FENCE: bool = false;
 
 impl WgmmaBwdParams {
-    /// Registers per thread of the producer warpgroup after `setmaxnreg`.
-    pub const PRODUCER_REGISTERS: u32 = 40;
+    /// Registers per thread of the producer warpgroup after `setmaxnreg`: 24, the least
+    /// `setmaxnreg` allows, which its copies and the LSE and delta loads fit without spills
+    /// (ptxas 12.8). With 40, the consumers' 232 made the dK/dV loop spill one or two
+    /// registers at D = 128; with 240 it spills none (`docs/PERF.md`).
+    pub const PRODUCER_REGISTERS: u32 = 24;
 
     /// Rows a cube owns.
     pub const fn rows(&self) -> u32 {
@@ -97,9 +100,10 @@ impl WgmmaBwdParams {
         self.rows() * (self.head_dim + self.val_dim) * 2 + self.stages() * self.stage_bytes()
     }
 
-    /// Registers per consumer thread after `setmaxnreg` (as the forward's).
+    /// Registers per consumer thread after `setmaxnreg`: what the producer releases split
+    /// among the consumers, as in the forward.
     pub const fn consumer_registers(&self) -> u32 {
-        self.walk().consumer_registers()
+        super::attention::consumer_share(self.warpgroups, Self::PRODUCER_REGISTERS)
     }
 
     /// The forward's parameters with this kernel's masks, for the shared key walk.
