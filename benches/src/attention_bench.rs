@@ -10,7 +10,8 @@
 //! FLOPs and bytes come from the manifest's roofline formulas (FLOPs = 4·B·H·Sq·Sk·D, halved
 //! when causal). The roofline time is `max(flops / peak, bytes / bandwidth)` with the peaks
 //! given by `--peak-tflops` (default 800, the H100's measured dense bf16 matmul ceiling) and
-//! `--peak-gbps` (default 3350, its HBM3 bandwidth).
+//! `--peak-gbps` (on CUDA by default the device's own, from its memory clock and bus width;
+//! elsewhere 3350, the H100's HBM3 bandwidth).
 //!
 //! ```text
 //! cargo run --release -p flint-benches --features cuda --bin attention_bench -- \
@@ -51,7 +52,8 @@
 //! and dV against Burn's attention under autodiff in f32, failing above 3%), for the
 //! selector's backward and each forced one.
 //! `--overhead` adds the host-side cost of one `flash_attention` call on a warm cache (with
-//! `--bwd`, of a forward under autodiff, tracked and not).
+//! `--bwd`, of a forward under autodiff, tracked and not), and, forward, each workload's own
+//! pace: back to back until queued and until done, and host bursts, on its real inputs.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -107,8 +109,11 @@ pub struct Args {
     pub plot_only: bool,
     /// Roofline compute peak.
     pub peak_tflops: f64,
-    /// Roofline memory bandwidth.
+    /// Roofline memory bandwidth; on CUDA, unless `--peak-gbps` is given, the device's own
+    /// (its memory clock times its bus width).
     pub peak_gbps: f64,
+    /// Whether `--peak-gbps` was given.
+    pub peak_gbps_given: bool,
     /// Time forward + backward instead of the forward.
     pub bwd: bool,
     /// With `bwd`: also time each tensor-core backward tiling, forced through an overlay.
@@ -153,6 +158,7 @@ impl Default for Args {
             plot_only: false,
             peak_tflops: 800.0,
             peak_gbps: 3350.0,
+            peak_gbps_given: false,
             bwd: false,
             bwd_configs: false,
             bwd_filter: None,
@@ -226,7 +232,10 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
             "--reference" => a.reference = Some(PathBuf::from(value()?)),
             "--plot-only" => a.plot_only = true,
             "--peak-tflops" => a.peak_tflops = value()?.parse().map_err(|_| "bad --peak-tflops")?,
-            "--peak-gbps" => a.peak_gbps = value()?.parse().map_err(|_| "bad --peak-gbps")?,
+            "--peak-gbps" => {
+                a.peak_gbps = value()?.parse().map_err(|_| "bad --peak-gbps")?;
+                a.peak_gbps_given = true;
+            }
             "--no-burn" => a.burn = false,
             "--bwd" => a.bwd = true,
             "--bwd-configs" => {
@@ -1070,6 +1079,26 @@ fn run<B: FlashAttentionBackend>(
             )
         });
         row("flint", timing);
+        if a.overhead {
+            // The workload's own pace: host (queued), host and device (done), host alone
+            // (bursts). A decode's few microseconds of kernels can be set by the host.
+            let causal = w.causal;
+            let pace = overhead_loop(
+                || {
+                    let _ = B::sync(device);
+                },
+                [q.clone(), k.clone(), v.clone()],
+                |q, k, v| {
+                    flint::flash_attention_with(
+                        q,
+                        k,
+                        v,
+                        AttentionOptions::new().with_causal(causal),
+                    )
+                },
+            );
+            println!("# {}: {pace}", w.label);
+        }
         // Which config the selector runs (from its memory tier now): tuned picks can differ
         // between processes, and a row is read against its pick.
         match B::flash_attention_fwd_config(&problem_of(a, w), a.dtype, device, None) {
@@ -1318,7 +1347,7 @@ fn write_file(path: &Path, text: &str) -> Result<(), String> {
 
 #[cfg(feature = "cuda")]
 fn run_cuda(args: &Args, list: &[Workload], points: &mut Vec<Point>) -> Result<String, String> {
-    let device = Default::default();
+    let device: cubecl::cuda::CudaDevice = Default::default();
     // The pool's reservation after a run approximates its peak: cleaned before each run.
     let mem = |reset: bool| {
         use cubecl::Runtime;
@@ -1329,6 +1358,17 @@ fn run_cuda(args: &Args, list: &[Workload], points: &mut Vec<Point>) -> Result<S
         let usage = client.memory_usage().ok()?;
         Some(usage.bytes_reserved as f64 / (1u64 << 30) as f64)
     };
+    let mut args = args.clone();
+    if !args.peak_gbps_given
+        && let Some(gbps) = flint_kernels::devices::cuda_memory_bandwidth_gbps(device.index)
+    {
+        args.peak_gbps = gbps;
+    }
+    println!(
+        "# roofline: {} TFLOP/s, {:.0} GB/s",
+        args.peak_tflops, args.peak_gbps
+    );
+    let args = &args;
     if args.overhead {
         direct_overhead::<burn_cubecl::CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>>(
             &device, args,

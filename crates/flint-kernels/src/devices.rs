@@ -38,6 +38,25 @@ pub fn cuda_devices() -> Vec<cubecl::cuda::CudaDevice> {
         .collect()
 }
 
+/// The peak memory bandwidth of CUDA device `index` in GB/s: its memory clock times its bus
+/// width, twice per clock (HBM and GDDR move data on both edges): 4814 on an H200 (about
+/// 3350 on an H100 SXM). `None` where the driver is absent or does not say.
+#[cfg(feature = "cuda")]
+pub fn cuda_memory_bandwidth_gbps(index: usize) -> Option<f64> {
+    use cudarc::driver::{result, sys::CUdevice_attribute as A};
+    result::init().ok()?;
+    let dev = result::device::get(i32::try_from(index).ok()?).ok()?;
+    // SAFETY: `dev` is a valid handle from `device::get`; the attributes are plain queries.
+    let (khz, bits) = unsafe {
+        (
+            result::device::get_attribute(dev, A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE).ok()?,
+            result::device::get_attribute(dev, A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)
+                .ok()?,
+        )
+    };
+    (khz > 0 && bits > 0).then(|| 2.0 * f64::from(khz) * 1e3 * f64::from(bits) / 8.0 / 1e9)
+}
+
 /// Every wgpu adapter of the primary backends (Vulkan, Metal, DX12), as the `WgpuDevice`
 /// that selects it.
 #[cfg(feature = "wgpu")]

@@ -7,7 +7,7 @@ use cubecl::zspace::Shape;
 use flint_tune::{Choice, Invocation, Op, Selector};
 
 use super::cmma::{CmmaParams, attention_fwd_cmma, score_vector};
-use super::combine::attention_fwd_combine;
+use super::combine::{COMBINE_PLANES, attention_fwd_combine};
 use super::mma::{MmaParams, attention_fwd_mma};
 use super::portable::{PortableParams, PortableScalarsLaunch, attention_fwd_portable};
 use crate::attention::dropout::kernel_seed;
@@ -396,14 +396,14 @@ fn launch_with<R: Runtime>(
                     f32_type,
                 );
             }
-            let outputs = to_u32(b * h * sq * dv, "output elements")?;
+            let rows = to_u32(b * h * sq, "output rows")?;
             // SAFETY: the kernel guards each index against the shapes it is given (see
             // `crate::attention` on bounds); CubeCL's own checks would only repeat them.
             unsafe {
                 attention_fwd_combine::launch_unchecked::<R>(
                     client,
-                    dispatch.grid(outputs.div_ceil(COMBINE_UNITS), 1, 1),
-                    CubeDim::new_1d(COMBINE_UNITS),
+                    dispatch.grid(rows, 1, 1),
+                    CubeDim::new_2d(32, COMBINE_PLANES),
                     part(&o_part, &o_shape),
                     part(&l_part, &l_shape),
                     args.out,
@@ -411,6 +411,7 @@ fn launch_with<R: Runtime>(
                     f32::NEG_INFINITY,
                     f32::NAN,
                     z,
+                    val_dim,
                     dtype,
                 );
             }
@@ -443,9 +444,6 @@ pub(crate) fn tile_map<R: Runtime>(
     let tile_size = [1, 1, rows, 8].to_vec().into();
     Some(TensorMapArg::new(TiledArgs { tile_size }, tensor, dtype))
 }
-
-/// Units per cube of the split-K merge (one per output element).
-const COMBINE_UNITS: u32 = 128;
 
 /// The most cubes a grid may have along y.
 pub(crate) const MAX_GRID_Y: u32 = 65_535;
