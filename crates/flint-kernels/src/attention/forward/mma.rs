@@ -265,9 +265,8 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
     let frag = comptime!((8 / p.vec) as usize);
 
     // With 16-byte reads, K and V arrive through asynchronous copies that need no
-    // registers: the next K is issued before the softmax and the next V after O += P·V, so
-    // both fly while the tile's products run, each signalled by its own barrier (phase
-    // `parity`). Otherwise both are
+    // registers: V of a tile lands while S = Q·Kᵀ runs, the next K while the softmax and
+    // O += P·V run, each signalled by its own barrier (phase `parity`). Otherwise both are
     // staged through registers at the top of each tile; issuing those loads earlier measured
     // 40% slower (see docs/PERF.md): the extra live registers cost more than the latency
     // they hid.
@@ -312,11 +311,6 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
             );
             k_ready.commit_copy_async();
             k_ready.arrive();
-            stage_async::<E, N>(
-                v, v_base, kv_lo, seq_kv, &mut v_s, 0u32, p.block_kv, p.val_dim, ld_v, units, tid,
-            );
-            v_ready.commit_copy_async();
-            v_ready.arrive();
             if comptime!(q_regs) {
                 k_ready.wait_parity(0u32);
             }
@@ -382,6 +376,13 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
     while start < kv_hi {
         if pipelined {
             k_ready.wait_parity(parity);
+            // Every plane is past the previous tile's P·V before V is overwritten.
+            sync_cube();
+            stage_async::<E, N>(
+                v, v_base, start, seq_kv, &mut v_s, 0u32, p.block_kv, p.val_dim, ld_v, units, tid,
+            );
+            v_ready.commit_copy_async();
+            v_ready.arrive();
         } else {
             stage::<E, N>(
                 k, k_base, start, seq_kv, &mut k_s, p.block_kv, p.head_dim, ld_k, vec, units, tid,
@@ -627,20 +628,8 @@ pub fn attention_fwd_mma<E: Float, O: Float, N: Size, NO: Size>(
                 mma_blocks::<E>(&p_frag, &b, &mut o_acc, mt, o_tiles, np);
             }
         }
-        // Every plane is past this tile's P·V before V is overwritten. The next V is issued
-        // here, not after the next K's wait, so that both tiles are in flight together: a
-        // cube of one plane (decoding) otherwise waits for memory twice per tile.
-        sync_cube();
-        if pipelined {
-            let next = start + p.block_kv as i32;
-            if next < kv_hi {
-                stage_async::<E, N>(
-                    v, v_base, next, seq_kv, &mut v_s, 0u32, p.block_kv, p.val_dim, ld_v, units,
-                    tid,
-                );
-                v_ready.commit_copy_async();
-                v_ready.arrive();
-            }
+        if !pipelined {
+            sync_cube();
         }
         parity ^= 1;
         start += p.block_kv as i32;
