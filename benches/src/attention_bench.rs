@@ -19,11 +19,13 @@
 //!     [--csv out.csv] [--svg out.svg --reference sdpa.txt] [--iters 5] [--bwd]
 //!     [--bwd-configs | --bwd-only NAME] [--fwd-configs | --fwd-only NAME] [--only LABEL,...]
 //!     [--split-configs] [--portable-configs] [--check]
-//!     [--overhead] [--wgpu] [--no-kernel-cache]
+//!     [--overhead] [--wgpu] [--no-fusion] [--no-kernel-cache]
 //! ```
 //!
 //! The backend is CUDA in a build with the `cuda` feature, else wgpu; `--wgpu` picks wgpu in
-//! a build with both. Compiled kernels are kept across runs ([`flint::enable_kernel_cache`]);
+//! a build with both. `--no-fusion` times the CUDA forward rows on Burn's `CubeBackend`
+//! itself instead of the default `Cuda` (its fusion stream costs tens of microseconds a call,
+//! which a decode's few kernels can hide behind). Compiled kernels are kept across runs ([`flint::enable_kernel_cache`]);
 //! `--no-kernel-cache` compiles everything, as a machine's first process does.
 //!
 //! `--svg FILE` draws TFLOP/s against sequence length (see [`crate::chart`]), with the lines of
@@ -137,6 +139,10 @@ pub struct Args {
     pub overhead: bool,
     /// Run on wgpu even in a build with CUDA.
     pub wgpu: bool,
+    /// Forward rows on CUDA through Burn's `CubeBackend` itself rather than the default
+    /// `Cuda` (= `Fusion<CubeBackend>`): the same kernels without the fusion stream's cost
+    /// per call.
+    pub no_fusion: bool,
 }
 
 impl Default for Args {
@@ -170,6 +176,7 @@ impl Default for Args {
             check: false,
             overhead: false,
             wgpu: false,
+            no_fusion: false,
         }
     }
 }
@@ -258,6 +265,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
             "--check" => a.check = true,
             "--overhead" => a.overhead = true,
             "--wgpu" => a.wgpu = true,
+            "--no-fusion" => a.no_fusion = true,
             // Read by the binary's `main` before any device exists.
             "--no-kernel-cache" => {}
             "--dtype" => a.dtype = dtype(&value()?)?,
@@ -1376,6 +1384,9 @@ fn run_cuda(args: &Args, list: &[Workload], points: &mut Vec<Point>) -> Result<S
     }
     if args.bwd {
         run_bwd::<burn::backend::Cuda>("cuda", &device, args, list, &mem, points)
+    } else if args.no_fusion {
+        type Direct = burn_cubecl::CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>;
+        run::<Direct>("cuda (CubeBackend, no fusion)", &device, args, list, points)
     } else {
         run::<burn::backend::Cuda>("cuda", &device, args, list, points)
     }
