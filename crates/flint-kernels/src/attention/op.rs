@@ -236,8 +236,9 @@ impl AttentionFwdOp {
     /// (decoding: a query or a few against a long cache), best first: one plane per 16 rows
     /// where `Sq <= 16` (or, with GQA, where the group's `group · Sq` rows fit 16; four
     /// planes where they fit 64), and split-K with enough parts for about [`SPLIT_TARGET_CUBES`]
-    /// cubes of four planes or of one (or half as many four-plane cubes, or twice as many
-    /// one-plane cubes), each part at least eight 64-key tiles; the first is the heuristic's.
+    /// cubes of four planes or of one (or half as many four-plane cubes, or twice or three
+    /// quarters as many one-plane cubes), each part at least eight 64-key tiles; the first
+    /// is the heuristic's.
     /// Empty for other calls.
     fn short_query_configs(inv: &Invocation) -> Vec<AttentionFwdConfig> {
         let sig = inv.signature();
@@ -275,10 +276,15 @@ impl AttentionFwdOp {
                 .min(MAX_SPLITS as usize) as u32
         };
         // One-plane cubes are small: an SM holds several. Measured on an H100: 512 of them
-        // were fastest for one sequence and for an 8k cache, 1024 for a 4k cache, 2048 never;
-        // the tuner times both.
+        // were fastest for one sequence and for an 8k cache, 1024 for a 4k cache, 2048 never.
+        // On an H200 one sequence's 32k cache ran 3-5% faster in 384-320 cubes (48-40
+        // parts) than in 512 (docs/PERF.md, run35); the tuner times all three counts.
         let targets: &[usize] = if block_q == 16 {
-            &[SPLIT_TARGET_CUBES, 2 * SPLIT_TARGET_CUBES]
+            &[
+                SPLIT_TARGET_CUBES,
+                2 * SPLIT_TARGET_CUBES,
+                3 * SPLIT_TARGET_CUBES / 4,
+            ]
         } else {
             &[SPLIT_TARGET_CUBES, SPLIT_TARGET_CUBES / 2]
         };
@@ -342,7 +348,8 @@ impl Op for AttentionFwdOp {
         // which speeds 128x128 tiles and not 192-row ones; re-tune.
         // 15: the same tilings take Q one block ahead (causal 3-4% faster, 192-row ones
         // unchanged); re-tune.
-        15
+        // 16: decoding's one-plane cubes are also timed at about 384 cubes; re-tune.
+        16
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionFwdConfig, String> {
@@ -646,7 +653,7 @@ mod tests {
     fn decoding_gets_one_plane_per_16_rows_and_split_keys_when_cubes_are_few() {
         let op = h100();
         // One query, 32 heads in 8 groups, a 32k cache: 8 packed one-plane cubes unsplit;
-        // 64 parts make 512 (and 128 would leave parts of four tiles).
+        // 64 parts make 512 (and 128 would leave parts of four tiles), 48 make 384.
         let inv = call(1, 32, 1, 32_768);
         let c = op.heuristic(&inv).unwrap();
         assert_eq!((c.variant, c.block_q, c.splits), (Variant::Mma, 16, 64));
@@ -655,7 +662,7 @@ mod tests {
         let mut parts: Vec<u32> = cands.iter().map(|c| c.splits).collect();
         parts.sort_unstable();
         parts.dedup();
-        assert_eq!(parts, [1, 64]);
+        assert_eq!(parts, [1, 48, 64]);
         assert!(cands.iter().all(|c| op.check(&inv, c).is_ok()));
         // 16 sequences without GQA: 512 one-plane cubes already, so two parts (1024).
         let inv = call_kv(16, 32, 32, 1, 8192);
@@ -663,14 +670,14 @@ mod tests {
         assert_eq!((c.block_q, c.splits), (16, 2));
         assert!(op.candidates(&inv).iter().all(|c| c.splits <= 2));
         // With GQA 4 the launcher packs each group into one cube: 128 cubes, 4 parts first,
-        // then 8; 16 would leave parts of four tiles.
+        // then 8 and 3; 16 would leave parts of four tiles.
         let inv = call(16, 32, 1, 8192);
         let c = op.heuristic(&inv).unwrap();
         assert_eq!((c.block_q, c.splits), (16, 4));
         let mut parts: Vec<u32> = op.candidates(&inv).iter().map(|c| c.splits).collect();
         parts.sort_unstable();
         parts.dedup();
-        assert_eq!(parts, [1, 4, 8]);
+        assert_eq!(parts, [1, 3, 4, 8]);
         // Eight queries of a group of four (32 rows) pack into four-plane blocks.
         let c = op.heuristic(&call(16, 32, 8, 8192)).unwrap();
         assert_eq!((c.block_q, c.splits), (64, 4));
