@@ -25,8 +25,9 @@
 //! The backend is CUDA in a build with the `cuda` feature, else wgpu; `--wgpu` picks wgpu in
 //! a build with both. `--no-fusion` times the CUDA forward rows on Burn's `CubeBackend`
 //! itself instead of the default `Cuda` (its fusion stream costs tens of microseconds a call,
-//! which a decode's few kernels can hide behind). Compiled kernels are kept across runs ([`flint::enable_kernel_cache`]);
-//! `--no-kernel-cache` compiles everything, as a machine's first process does.
+//! which a decode's few kernels can hide behind). Compiled kernels are kept across runs
+//! ([`flint::enable_kernel_cache`]); `--no-kernel-cache` compiles everything, as a machine's
+//! first process does.
 //!
 //! `--svg FILE` draws TFLOP/s against sequence length (see [`crate::chart`]), with the lines of
 //! `--reference FILE[,FILE...]` (saved `sdpa_reference.py` output, or this bench's own rows)
@@ -111,11 +112,9 @@ pub struct Args {
     pub plot_only: bool,
     /// Roofline compute peak.
     pub peak_tflops: f64,
-    /// Roofline memory bandwidth; on CUDA, unless `--peak-gbps` is given, the device's own
-    /// (its memory clock times its bus width).
-    pub peak_gbps: f64,
-    /// Whether `--peak-gbps` was given.
-    pub peak_gbps_given: bool,
+    /// Roofline memory bandwidth (`--peak-gbps`); when not given, the device's own on CUDA
+    /// (its memory clock times its bus width), else [`DEFAULT_PEAK_GBPS`].
+    pub peak_gbps: Option<f64>,
     /// Time forward + backward instead of the forward.
     pub bwd: bool,
     /// With `bwd`: also time each tensor-core backward tiling, forced through an overlay.
@@ -163,8 +162,7 @@ impl Default for Args {
             reference: None,
             plot_only: false,
             peak_tflops: 800.0,
-            peak_gbps: 3350.0,
-            peak_gbps_given: false,
+            peak_gbps: None,
             bwd: false,
             bwd_configs: false,
             bwd_filter: None,
@@ -240,8 +238,7 @@ pub fn parse(args: impl IntoIterator<Item = String>) -> Result<Args, String> {
             "--plot-only" => a.plot_only = true,
             "--peak-tflops" => a.peak_tflops = value()?.parse().map_err(|_| "bad --peak-tflops")?,
             "--peak-gbps" => {
-                a.peak_gbps = value()?.parse().map_err(|_| "bad --peak-gbps")?;
-                a.peak_gbps_given = true;
+                a.peak_gbps = Some(value()?.parse().map_err(|_| "bad --peak-gbps")?);
             }
             "--no-burn" => a.burn = false,
             "--bwd" => a.bwd = true,
@@ -893,6 +890,10 @@ const PORTABLE_TILINGS: [(u32, u32); 8] = [
     (128, 64),
 ];
 
+/// The roofline bandwidth where neither `--peak-gbps` nor the device gives one: an H100's
+/// HBM3, in GB/s.
+const DEFAULT_PEAK_GBPS: f64 = 3350.0;
+
 /// Outputs `--overhead` keeps alive at a time.
 const OVERHEAD_RING: usize = 64;
 /// A shape whose kernel takes a few microseconds, so the host side dominates.
@@ -1051,8 +1052,9 @@ fn run<B: FlashAttentionBackend>(
         let k = rand([w.b, w.hkv, w.sk, w.d]);
         let v = rand([w.b, w.hkv, w.sk, w.dv]);
         inputs_ready::<B>(device, inputs_started);
-        let roofline_ms =
-            (w.flops / (a.peak_tflops * 1e12)).max(w.bytes / (a.peak_gbps * 1e9)) * 1e3;
+        let roofline_ms = (w.flops / (a.peak_tflops * 1e12))
+            .max(w.bytes / (a.peak_gbps.unwrap_or(DEFAULT_PEAK_GBPS) * 1e9))
+            * 1e3;
         let mut row = |imp: &str, (ms, first): (f64, f64)| {
             let tflops = w.flops / ms / 1e9;
             let pct = 100.0 * roofline_ms / ms;
@@ -1367,14 +1369,13 @@ fn run_cuda(args: &Args, list: &[Workload], points: &mut Vec<Point>) -> Result<S
         Some(usage.bytes_reserved as f64 / (1u64 << 30) as f64)
     };
     let mut args = args.clone();
-    if !args.peak_gbps_given
-        && let Some(gbps) = flint_kernels::devices::cuda_memory_bandwidth_gbps(device.index)
-    {
-        args.peak_gbps = gbps;
+    if args.peak_gbps.is_none() {
+        args.peak_gbps = flint_kernels::devices::cuda_memory_bandwidth_gbps(device.index);
     }
     println!(
         "# roofline: {} TFLOP/s, {:.0} GB/s",
-        args.peak_tflops, args.peak_gbps
+        args.peak_tflops,
+        args.peak_gbps.unwrap_or(DEFAULT_PEAK_GBPS)
     );
     let args = &args;
     if args.overhead {

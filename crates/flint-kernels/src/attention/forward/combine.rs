@@ -181,10 +181,6 @@ mod tests {
             .collect()
     }
 
-    fn bytes(x: &[f32]) -> Vec<u8> {
-        x.iter().flat_map(|v| v.to_le_bytes()).collect()
-    }
-
     fn floats(b: &[u8]) -> Vec<f32> {
         b.chunks_exact(4)
             .map(|w| f32::from_le_bytes([w[0], w[1], w[2], w[3]]))
@@ -212,10 +208,10 @@ mod tests {
         }
 
         let client = WgpuRuntime::client(&WgpuDevice::Cpu);
-        let o_h = client.create_from_slice(&bytes(&o_part));
-        let l_h = client.create_from_slice(&bytes(&lse_part));
-        let out_h = client.create_from_slice(&bytes(&vec![7.0; rows * dv]));
-        let lse_h = client.create_from_slice(&bytes(&vec![7.0; rows]));
+        let o_h = client.create_from_slice(f32::as_bytes(&o_part));
+        let l_h = client.create_from_slice(f32::as_bytes(&lse_part));
+        let out_h = client.create_from_slice(f32::as_bytes(&vec![7.0; rows * dv]));
+        let lse_h = client.create_from_slice(f32::as_bytes(&vec![7.0; rows]));
         let f32_type = f32::as_type_native_unchecked().storage_type();
         let contiguous = |shape: &[usize]| {
             let mut strides = vec![1usize; shape.len()];
