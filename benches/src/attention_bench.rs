@@ -113,7 +113,7 @@ pub struct Args {
     /// Roofline compute peak.
     pub peak_tflops: f64,
     /// Roofline memory bandwidth (`--peak-gbps`); when not given, the device's own on CUDA
-    /// (its memory clock times its bus width), else [`DEFAULT_PEAK_GBPS`].
+    /// (its memory clock times its bus width), else an H100's 3350.
     pub peak_gbps: Option<f64>,
     /// Time forward + backward instead of the forward.
     pub bwd: bool,
