@@ -57,6 +57,8 @@
 //! `--overhead` adds the host-side cost of one `flash_attention` call on a warm cache (with
 //! `--bwd`, of a forward under autodiff, tracked and not), and, forward, each workload's own
 //! pace: back to back until queued and until done, and host bursts, on its real inputs.
+//! Through Burn's fusion type it also times what the stream itself costs one custom op
+//! ([`crate::fusion_cost`]), beside a call that keeps its LSE and one with its config given.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -905,10 +907,10 @@ const OVERHEAD_SHAPE: [usize; 4] = [1, 4, 64, 64];
 /// start on an idle device. Back to back, the slowest stage (the host, CubeCL's device thread
 /// or the GPU) sets the pace; a burst is too short to fill the queues between them, so it
 /// times the host's own work.
-fn call_overhead<B: FlashAttentionBackend>(
+fn call_overhead<B: FlashAttentionBackend, O>(
     device: &B::Device,
     dtype: DType,
-    op: impl Fn(Tensor<B, 4>, Tensor<B, 4>, Tensor<B, 4>) -> Tensor<B, 4>,
+    op: impl Fn(Tensor<B, 4>, Tensor<B, 4>, Tensor<B, 4>) -> O,
 ) -> Overhead {
     let rand = || overhead_input::<B>(device, dtype);
     overhead_loop(
@@ -949,10 +951,10 @@ fn overhead_input<B: Backend>(device: &B::Device, dtype: DType) -> Tensor<B, 4> 
 }
 
 /// The loop of [`call_overhead`], with `sync` waiting for the device.
-fn overhead_loop<T: Backend>(
+fn overhead_loop<T: Backend, O>(
     sync: impl Fn(),
     [q, k, v]: [Tensor<T, 4>; 3],
-    op: impl Fn(Tensor<T, 4>, Tensor<T, 4>, Tensor<T, 4>) -> Tensor<T, 4>,
+    op: impl Fn(Tensor<T, 4>, Tensor<T, 4>, Tensor<T, 4>) -> O,
 ) -> Overhead {
     let call = || op(q.clone(), k.clone(), v.clone());
     for _ in 0..20 {
@@ -962,7 +964,7 @@ fn overhead_loop<T: Backend>(
     // The last outputs are kept so that no backend can skip an unused result, and only the
     // last few, so that the memory pool reuses freed blocks as in a model's loop (keeping all
     // 2000 would time the pool's growth).
-    let mut outs: Vec<Tensor<T, 4>> = Vec::with_capacity(OVERHEAD_RING);
+    let mut outs: Vec<O> = Vec::with_capacity(OVERHEAD_RING);
     let started = Instant::now();
     for i in 0..OVERHEAD_CALLS {
         let out = call();
@@ -979,7 +981,7 @@ fn overhead_loop<T: Backend>(
         .map(|_| {
             sync();
             let started = Instant::now();
-            let burst: Vec<Tensor<T, 4>> = (0..OVERHEAD_BURST).map(|_| call()).collect();
+            let burst: Vec<O> = (0..OVERHEAD_BURST).map(|_| call()).collect();
             let elapsed = started.elapsed().as_secs_f64();
             drop(burst);
             elapsed
@@ -1035,12 +1037,13 @@ fn run<B: FlashAttentionBackend>(
     println!("# flint attention_bench on {name}, dtype {:?}", a.dtype);
     println!("name d causal seq batch heads fwd_ms fwd_tflops roofline_pct label");
     if a.overhead {
-        let flint = call_overhead::<B>(device, a.dtype, |q, k, v| flint::flash_attention(q, k, v));
+        let flint =
+            call_overhead::<B, _>(device, a.dtype, |q, k, v| flint::flash_attention(q, k, v));
         println!(
             "# flash_attention, warm cache, {OVERHEAD_CALLS} calls at {OVERHEAD_SHAPE:?}: {flint}"
         );
         // The same loop over one Burn op of the same backend: its own dispatch cost.
-        let burn = call_overhead::<B>(device, a.dtype, |q, k, _| q * k);
+        let burn = call_overhead::<B, _>(device, a.dtype, |q, k, _| q * k);
         println!("# the same for Burn's elementwise q * k: {burn}");
     }
     for w in list {
@@ -1383,6 +1386,11 @@ fn run_cuda(args: &Args, list: &[Workload], points: &mut Vec<Point>) -> Result<S
             &device, args,
         );
     }
+    if args.overhead && !args.no_fusion && !args.bwd {
+        fusion_overhead::<burn_cubecl::CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>>(
+            &device, args,
+        );
+    }
     if args.bwd {
         run_bwd::<burn::backend::Cuda>("cuda", &device, args, list, &mem, points)
     } else if args.no_fusion {
@@ -1403,6 +1411,11 @@ fn run_wgpu(args: &Args, list: &[Workload], points: &mut Vec<Point>) -> Result<S
     let device = Default::default();
     if args.overhead {
         direct_overhead::<burn_cubecl::CubeBackend<cubecl::wgpu::WgpuRuntime, f32, i32, u32>>(
+            &device, args,
+        );
+    }
+    if args.overhead && !args.bwd {
+        fusion_overhead::<burn_cubecl::CubeBackend<cubecl::wgpu::WgpuRuntime, f32, i32, u32>>(
             &device, args,
         );
     }
@@ -1430,19 +1443,14 @@ fn direct_overhead<B: FlashAttentionBackend>(device: &B::Device, args: &Args) {
     };
     report(
         "call overhead",
-        call_overhead::<B>(device, args.dtype, |q, k, v| {
+        call_overhead::<B, _>(device, args.dtype, |q, k, v| {
             flint::flash_attention(q, k, v)
         }),
     );
-    let portable = matches!(args.dtype, DType::F32);
-    let config = if portable {
-        AttentionFwdConfig::new(Variant::Portable, 16, 16)
-    } else {
-        AttentionFwdConfig::new(Variant::Mma, 64, 64)
-    };
+    let config = overhead_config(args.dtype);
     report(
         &format!("the same with {config:?} given"),
-        call_overhead::<B>(device, args.dtype, |q, k, v| {
+        call_overhead::<B, _>(device, args.dtype, |q, k, v| {
             flint::flash_attention_with(q, k, v, AttentionOptions::new().config(config))
         }),
     );
@@ -1471,14 +1479,71 @@ fn direct_overhead<B: FlashAttentionBackend>(device: &B::Device, args: &Args) {
     println!("# the selector alone (a warm memory-tier hit): {us:.1} us/call");
     report(
         "one Burn empty tensor",
-        call_overhead::<B>(device, args.dtype, |q, _, _| {
-            Tensor::empty(q.dims(), (&q.device(), q.dtype()))
+        call_overhead::<B, _>(device, args.dtype, |q, _, _| {
+            Tensor::<B, 4>::empty(q.dims(), (&q.device(), q.dtype()))
         }),
     );
     report(
         "Burn's q * k",
-        call_overhead::<B>(device, args.dtype, |q, k, _| q * k),
+        call_overhead::<B, _>(device, args.dtype, |q, k, _| q * k),
     );
+}
+
+/// `--overhead` through Burn's fusion stream (`Fusion<B>`, the default `Cuda`): a flint call
+/// that keeps its LSE (no drop of it through the stream), one with its config given (no
+/// selector on the caller's thread), and custom ops registered as flint's forward is that do
+/// no work of their own ([`crate::fusion_cost`]): the stream's own cost per op.
+fn fusion_overhead<B>(device: &burn::tensor::Device<burn_fusion::Fusion<B>>, args: &Args)
+where
+    B: burn_fusion::FusionBackend + FlashAttentionBackend,
+    burn_fusion::Fusion<B>: FlashAttentionBackend,
+{
+    type F<B> = burn_fusion::Fusion<B>;
+    let report = |what: &str, overhead: Overhead| {
+        println!(
+            "# {what} through fusion, {OVERHEAD_CALLS} calls at {OVERHEAD_SHAPE:?}: {overhead}"
+        );
+    };
+    let dtype = args.dtype;
+    report(
+        "flash_attention_full, LSE kept",
+        call_overhead::<F<B>, _>(device, dtype, |q, k, v| {
+            let o = flint::flash_attention_full(q, k, v, None, None, AttentionOptions::new());
+            (o.out, o.lse)
+        }),
+    );
+    report(
+        "flash_attention, config given",
+        call_overhead::<F<B>, _>(device, dtype, |q, k, v| {
+            flint::flash_attention_with(
+                q,
+                k,
+                v,
+                AttentionOptions::new().config(overhead_config(dtype)),
+            )
+        }),
+    );
+    report(
+        "an empty custom op (output = q)",
+        call_overhead::<F<B>, _>(device, dtype, |q, k, v| {
+            crate::fusion_cost::custom_op(q, k, v, false)
+        }),
+    );
+    report(
+        "an empty custom op allocating its output",
+        call_overhead::<F<B>, _>(device, dtype, |q, k, v| {
+            crate::fusion_cost::custom_op(q, k, v, true)
+        }),
+    );
+}
+
+/// The config `--overhead` gives where it times a call without the selector.
+fn overhead_config(dtype: DType) -> AttentionFwdConfig {
+    if matches!(dtype, DType::F32) {
+        AttentionFwdConfig::new(Variant::Portable, 16, 16)
+    } else {
+        AttentionFwdConfig::new(Variant::Mma, 64, 64)
+    }
 }
 
 /// Runs the benchmark on the best backend of this build (CUDA, else wgpu) and writes the

@@ -5,6 +5,7 @@ use std::time::Duration;
 pub mod attention_bench;
 pub mod chart;
 pub mod cmma_probe;
+pub mod fusion_cost;
 
 /// The median of `samples` (sorted in place). Zero for an empty slice.
 pub fn median(samples: &mut [Duration]) -> Duration {

@@ -24,10 +24,13 @@ pub(crate) mod portable_tiles;
 mod problem;
 
 pub use backward::{
-    AttentionBwdArgs, choose_attention_bwd, launch_attention_bwd, prepare_attention_bwd,
+    AttentionBwdArgs, choose_attention_bwd, launch_attention_bwd, launch_attention_bwd_chosen,
+    prepare_attention_bwd,
 };
 pub use bwd_op::AttentionBwdOp;
 pub use config::{AttentionBwdConfig, AttentionFwdConfig, MMA_PLANES, Variant};
-pub use forward::{AttentionFwdArgs, choose_attention_fwd, launch_attention_fwd};
+pub use forward::{
+    AttentionFwdArgs, choose_attention_fwd, launch_attention_fwd, launch_attention_fwd_chosen,
+};
 pub use op::AttentionFwdOp;
 pub use problem::{AttentionProblem, SUPPORTED_HEAD_DIMS};

@@ -38,6 +38,26 @@ pub trait FlashAttentionBackend: Backend {
         Ok((out.into_primitive().tensor(), lse.into_primitive().tensor()))
     }
 
+    /// [`flash_attention_fwd`](Self::flash_attention_fwd) with a config that this backend's
+    /// [`flash_attention_fwd_config`](Self::flash_attention_fwd_config) returned for the same
+    /// problem on the same device: a deferred launcher (`Fusion<B>`) chooses on the caller's
+    /// thread and launches here, on its stream's thread, where the host work of each call sets
+    /// the pace of short kernels. The provided method is `flash_attention_fwd`; `CubeBackend`
+    /// launches the config without the selector's tiers.
+    ///
+    /// # Errors
+    /// As [`flash_attention_fwd`](Self::flash_attention_fwd).
+    fn flash_attention_fwd_chosen(
+        q: FloatTensor<Self>,
+        k: FloatTensor<Self>,
+        v: FloatTensor<Self>,
+        bias: Option<FloatTensor<Self>>,
+        problem: &AttentionProblem,
+        config: Option<AttentionFwdConfig>,
+    ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), AttentionError> {
+        Self::flash_attention_fwd(q, k, v, bias, problem, config)
+    }
+
     /// Chooses the forward config of `problem` (`dtype` on `device`) ahead of a deferred
     /// launch, autotuning on scratch inputs on a cache miss, or checks the `requested`
     /// config. Backends without flint kernels return `None`.
@@ -72,6 +92,21 @@ pub trait FlashAttentionBackend: Backend {
     ) -> Result<AttentionGrads<Self>, AttentionError> {
         let _ = config;
         Ok(reference::backward::<Self>(inputs, problem, want_dbias))
+    }
+
+    /// [`flash_attention_bwd`](Self::flash_attention_bwd) with a config that this backend's
+    /// [`flash_attention_bwd_config`](Self::flash_attention_bwd_config) returned, as
+    /// [`flash_attention_fwd_chosen`](Self::flash_attention_fwd_chosen) is for the forward.
+    ///
+    /// # Errors
+    /// As [`flash_attention_bwd`](Self::flash_attention_bwd).
+    fn flash_attention_bwd_chosen(
+        inputs: AttentionBwdInputs<Self>,
+        problem: &AttentionProblem,
+        want_dbias: bool,
+        config: Option<AttentionBwdConfig>,
+    ) -> Result<AttentionGrads<Self>, AttentionError> {
+        Self::flash_attention_bwd(inputs, problem, want_dbias, config)
     }
 
     /// Chooses the backward config ahead of a deferred launch, as

@@ -10,8 +10,8 @@ use cubecl::server::{MemoryLayout, MemoryLayoutDescriptor};
 use cubecl::zspace::metadata::Metadata;
 use flint_kernels::attention::{
     AttentionBwdArgs, AttentionBwdConfig, AttentionFwdArgs, AttentionFwdConfig, AttentionProblem,
-    choose_attention_bwd, choose_attention_fwd, launch_attention_bwd, launch_attention_fwd,
-    prepare_attention_bwd,
+    choose_attention_bwd, choose_attention_fwd, launch_attention_bwd, launch_attention_bwd_chosen,
+    launch_attention_fwd, launch_attention_fwd_chosen, prepare_attention_bwd,
 };
 use flint_tune::Selector;
 
@@ -38,42 +38,18 @@ where
         problem: &AttentionProblem,
         config: Option<AttentionFwdConfig>,
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), AttentionError> {
-        let (q, k, v) = (unit_last(q), unit_last(k), unit_last(v));
-        let client = q.client.clone();
-        let device = q.device.clone();
-        let p = problem;
-        // One allocation task for the outputs and the 1-element bias stand-in (unused when a
-        // bias is given): each task is a round through CubeCL's device thread.
-        let [out, lse, stand_in] = empty_many(
-            &q,
-            [
-                (out_shape(p), q.dtype),
-                (lse_shape(p), DType::F32),
-                (vec![1, 1, 1, 1], DType::F32),
-            ],
-        );
-        let (bias, bias_strides) = match bias {
-            Some(b) => bias_f32::<R, F, I, BT>(b),
-            None => (stand_in, (0, 0)),
-        };
-        launch_attention_fwd(
-            &client,
-            &device,
-            selector()?,
-            problem,
-            q.dtype.into(),
-            config,
-            || AttentionFwdArgs {
-                q: q.clone().into_tensor_arg(),
-                k: k.clone().into_tensor_arg(),
-                v: v.clone().into_tensor_arg(),
-                bias: bias.clone().into_tensor_arg(),
-                bias_strides,
-                out: out.clone().into_tensor_arg(),
-                lse: lse.clone().into_tensor_arg(),
-            },
-        )?;
-        Ok((out, lse))
+        forward::<R, F, I, BT>(q, k, v, bias, problem, Launch::Select(config))
+    }
+
+    fn flash_attention_fwd_chosen(
+        q: FloatTensor<Self>,
+        k: FloatTensor<Self>,
+        v: FloatTensor<Self>,
+        bias: Option<FloatTensor<Self>>,
+        problem: &AttentionProblem,
+        config: Option<AttentionFwdConfig>,
+    ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), AttentionError> {
+        forward::<R, F, I, BT>(q, k, v, bias, problem, Launch::chosen(config))
     }
 
     fn flash_attention_fwd_config(
@@ -120,99 +96,16 @@ where
         want_dbias: bool,
         config: Option<AttentionBwdConfig>,
     ) -> Result<AttentionGrads<Self>, AttentionError> {
-        let AttentionBwdInputs {
-            q,
-            k,
-            v,
-            out,
-            lse,
-            dout,
-            bias,
-        } = inputs;
-        let [q, k, v, out, dout] = [q, k, v, out, dout].map(unit_last);
-        let client = q.client.clone();
-        let device = q.device.clone();
-        let p = problem;
-        let dtype = q.dtype;
-        // Gradients arrive in the output's dtype; cast defensively so the kernel sees one.
-        let dout = if dout.dtype == dtype {
-            dout
-        } else {
-            Self::float_cast(dout, dtype.into())
-        };
-        let (b, h, hkv, sq, sk) = (p.batch, p.heads, p.kv_heads, p.seq_q, p.seq_kv);
-        // One allocation task for the gradients, delta and the 1-element stand-ins.
-        let [dq, dk, dv, delta, lse2, dbias_stand_in, bias_stand_in] = empty_many(
-            &q,
-            [
-                (vec![b, h, sq, p.head_dim], dtype),
-                (vec![b, hkv, sk, p.head_dim], dtype),
-                (vec![b, hkv, sk, p.val_dim], dtype),
-                (vec![b, h, sq], DType::F32),
-                (vec![b, h, sq], DType::F32),
-                (vec![1, 1, 1, 1], DType::F32),
-                (vec![1, 1, 1, 1], DType::F32),
-            ],
-        );
-        // Scores the masks hide are never written: the score gradient starts at zero.
-        let dbias = if want_dbias {
-            zeros_client(
-                client.clone(),
-                device.clone(),
-                [b, h, sq, sk].into(),
-                DType::F32,
-            )
-        } else {
-            dbias_stand_in
-        };
-        let bias_shape = bias.as_ref().map(|b| b.meta.shape().to_vec());
-        let bias_dtype = bias.as_ref().map(|b| b.dtype);
-        let (bias, bias_strides) = match bias {
-            Some(b) => bias_f32::<R, F, I, BT>(b),
-            None => (bias_stand_in, (0, 0)),
-        };
-        launch_attention_bwd(
-            &client,
-            &device,
-            selector()?,
-            problem,
-            dtype.into(),
-            want_dbias,
-            config,
-            || AttentionBwdArgs {
-                q: q.clone().into_tensor_arg(),
-                k: k.clone().into_tensor_arg(),
-                v: v.clone().into_tensor_arg(),
-                out: out.clone().into_tensor_arg(),
-                dout: dout.clone().into_tensor_arg(),
-                lse: lse.clone().into_tensor_arg(),
-                bias: bias.clone().into_tensor_arg(),
-                bias_strides,
-                delta: delta.clone().into_tensor_arg(),
-                lse2: lse2.clone().into_tensor_arg(),
-                dq: dq.clone().into_tensor_arg(),
-                dk: dk.clone().into_tensor_arg(),
-                dv: dv.clone().into_tensor_arg(),
-                dbias: dbias.clone().into_tensor_arg(),
-            },
-        )?;
-        let dbias = match (want_dbias, bias_shape) {
-            (true, Some(shape)) => {
-                // Sum over the dims the bias broadcasts (batch, heads), back to its dtype.
-                let mut g = dbias;
-                for (dim, &size) in shape.iter().enumerate().take(2) {
-                    if size == 1 && g.meta.shape()[dim] != 1 {
-                        g = Self::float_sum_dim(g, dim);
-                    }
-                }
-                Some(match bias_dtype {
-                    Some(dt) if dt != DType::F32 => Self::float_cast(g, dt.into()),
-                    _ => g,
-                })
-            }
-            _ => None,
-        };
-        Ok(AttentionGrads { dq, dk, dv, dbias })
+        backward::<R, F, I, BT>(inputs, problem, want_dbias, Launch::Select(config))
+    }
+
+    fn flash_attention_bwd_chosen(
+        inputs: AttentionBwdInputs<Self>,
+        problem: &AttentionProblem,
+        want_dbias: bool,
+        config: Option<AttentionBwdConfig>,
+    ) -> Result<AttentionGrads<Self>, AttentionError> {
+        backward::<R, F, I, BT>(inputs, problem, want_dbias, Launch::chosen(config))
     }
 
     fn flash_attention_bwd_config(
@@ -351,6 +244,205 @@ fn out_shape(p: &AttentionProblem) -> Vec<usize> {
 /// `[B, H, Sq]`: the log-sum-exp rows, always f32.
 fn lse_shape(p: &AttentionProblem) -> Vec<usize> {
     vec![p.batch, p.heads, p.seq_q]
+}
+
+/// How a CubeCL launch gets its config.
+enum Launch<C> {
+    /// Through the selector's tiers, with an optional requested config to check.
+    Select(Option<C>),
+    /// Already chosen or checked for this problem on this device by the backend's
+    /// `*_config` method (a deferred launch through the fusion stream).
+    Chosen(C),
+}
+
+impl<C> Launch<C> {
+    /// `Chosen` where a config is given; with none, the selector chooses.
+    fn chosen(config: Option<C>) -> Self {
+        match config {
+            Some(c) => Self::Chosen(c),
+            None => Self::Select(None),
+        }
+    }
+}
+
+/// `CubeBackend`'s forward: the outputs, then the launch.
+fn forward<R, F, I, BT>(
+    q: CubeTensor<R>,
+    k: CubeTensor<R>,
+    v: CubeTensor<R>,
+    bias: Option<CubeTensor<R>>,
+    problem: &AttentionProblem,
+    how: Launch<AttentionFwdConfig>,
+) -> Result<(CubeTensor<R>, CubeTensor<R>), AttentionError>
+where
+    R: CubeRuntime,
+    F: FloatElement,
+    I: IntElement,
+    BT: BoolElement,
+{
+    let (q, k, v) = (unit_last(q), unit_last(k), unit_last(v));
+    let client = q.client.clone();
+    let device = q.device.clone();
+    let p = problem;
+    // One allocation task for the outputs and the 1-element bias stand-in (unused when a
+    // bias is given): each task is a round through CubeCL's device thread.
+    let [out, lse, stand_in] = empty_many(
+        &q,
+        [
+            (out_shape(p), q.dtype),
+            (lse_shape(p), DType::F32),
+            (vec![1, 1, 1, 1], DType::F32),
+        ],
+    );
+    let (bias, bias_strides) = match bias {
+        Some(b) => bias_f32::<R, F, I, BT>(b),
+        None => (stand_in, (0, 0)),
+    };
+    let args = || AttentionFwdArgs {
+        q: q.clone().into_tensor_arg(),
+        k: k.clone().into_tensor_arg(),
+        v: v.clone().into_tensor_arg(),
+        bias: bias.clone().into_tensor_arg(),
+        bias_strides,
+        out: out.clone().into_tensor_arg(),
+        lse: lse.clone().into_tensor_arg(),
+    };
+    match how {
+        Launch::Select(config) => {
+            launch_attention_fwd(
+                &client,
+                &device,
+                selector()?,
+                problem,
+                q.dtype.into(),
+                config,
+                args,
+            )?;
+        }
+        Launch::Chosen(config) => {
+            launch_attention_fwd_chosen(&client, problem, q.dtype.into(), &config, args())?;
+        }
+    }
+    Ok((out, lse))
+}
+
+/// `CubeBackend`'s backward: the gradients' buffers, the launch, then the bias gradient's
+/// reduction over the dims it broadcasts.
+fn backward<R, F, I, BT>(
+    inputs: AttentionBwdInputs<CubeBackend<R, F, I, BT>>,
+    problem: &AttentionProblem,
+    want_dbias: bool,
+    how: Launch<AttentionBwdConfig>,
+) -> Result<AttentionGrads<CubeBackend<R, F, I, BT>>, AttentionError>
+where
+    R: CubeRuntime,
+    F: FloatElement,
+    I: IntElement,
+    BT: BoolElement,
+{
+    let AttentionBwdInputs {
+        q,
+        k,
+        v,
+        out,
+        lse,
+        dout,
+        bias,
+    } = inputs;
+    let [q, k, v, out, dout] = [q, k, v, out, dout].map(unit_last);
+    let client = q.client.clone();
+    let device = q.device.clone();
+    let p = problem;
+    let dtype = q.dtype;
+    // Gradients arrive in the output's dtype; cast defensively so the kernel sees one.
+    let dout = if dout.dtype == dtype {
+        dout
+    } else {
+        CubeBackend::<R, F, I, BT>::float_cast(dout, dtype.into())
+    };
+    let (b, h, hkv, sq, sk) = (p.batch, p.heads, p.kv_heads, p.seq_q, p.seq_kv);
+    // One allocation task for the gradients, delta and the 1-element stand-ins.
+    let [dq, dk, dv, delta, lse2, dbias_stand_in, bias_stand_in] = empty_many(
+        &q,
+        [
+            (vec![b, h, sq, p.head_dim], dtype),
+            (vec![b, hkv, sk, p.head_dim], dtype),
+            (vec![b, hkv, sk, p.val_dim], dtype),
+            (vec![b, h, sq], DType::F32),
+            (vec![b, h, sq], DType::F32),
+            (vec![1, 1, 1, 1], DType::F32),
+            (vec![1, 1, 1, 1], DType::F32),
+        ],
+    );
+    // Scores the masks hide are never written: the score gradient starts at zero.
+    let dbias = if want_dbias {
+        zeros_client(
+            client.clone(),
+            device.clone(),
+            [b, h, sq, sk].into(),
+            DType::F32,
+        )
+    } else {
+        dbias_stand_in
+    };
+    let bias_shape = bias.as_ref().map(|b| b.meta.shape().to_vec());
+    let bias_dtype = bias.as_ref().map(|b| b.dtype);
+    let (bias, bias_strides) = match bias {
+        Some(b) => bias_f32::<R, F, I, BT>(b),
+        None => (bias_stand_in, (0, 0)),
+    };
+    let args = || AttentionBwdArgs {
+        q: q.clone().into_tensor_arg(),
+        k: k.clone().into_tensor_arg(),
+        v: v.clone().into_tensor_arg(),
+        out: out.clone().into_tensor_arg(),
+        dout: dout.clone().into_tensor_arg(),
+        lse: lse.clone().into_tensor_arg(),
+        bias: bias.clone().into_tensor_arg(),
+        bias_strides,
+        delta: delta.clone().into_tensor_arg(),
+        lse2: lse2.clone().into_tensor_arg(),
+        dq: dq.clone().into_tensor_arg(),
+        dk: dk.clone().into_tensor_arg(),
+        dv: dv.clone().into_tensor_arg(),
+        dbias: dbias.clone().into_tensor_arg(),
+    };
+    match how {
+        Launch::Select(config) => {
+            launch_attention_bwd(
+                &client,
+                &device,
+                selector()?,
+                problem,
+                dtype.into(),
+                want_dbias,
+                config,
+                args,
+            )?;
+        }
+        Launch::Chosen(config) => {
+            launch_attention_bwd_chosen(&client, problem, dtype.into(), want_dbias, &config, args)?;
+        }
+    }
+    let dbias = match (want_dbias, bias_shape) {
+        (true, Some(shape)) => {
+            // Sum over the dims the bias broadcasts (batch, heads), back to its dtype.
+            let mut g = dbias;
+            for (dim, &size) in shape.iter().enumerate().take(2) {
+                if size == 1 && g.meta.shape()[dim] != 1 {
+                    g = CubeBackend::<R, F, I, BT>::float_sum_dim(g, dim);
+                }
+            }
+            Some(match bias_dtype {
+                Some(dt) if dt != DType::F32 => {
+                    CubeBackend::<R, F, I, BT>::float_cast(g, dt.into())
+                }
+                _ => g,
+            })
+        }
+        _ => None,
+    };
+    Ok(AttentionGrads { dq, dk, dv, dbias })
 }
 
 /// Contiguous uninitialised tensors of the given shapes and dtypes on `like`'s device, made

@@ -38,10 +38,10 @@ impl<B: FusionBackend + FlashAttentionBackend> Operation<B::FusionRuntime> for F
             unreachable!("flash attention registers q, k and v as its first inputs");
         };
         let bias = inputs.next();
-        // Inputs were validated before registration, and a validated problem always has
-        // a heuristic config, so a failure here is a strict overlay forcing a config the op
-        // refuses (the error says which) or a kernel-layer bug, not bad input.
-        let (out, lse) = B::flash_attention_fwd(q, k, v, bias, &self.problem, self.config)
+        // Inputs were validated and the config chosen (or checked) before registration, on
+        // the caller's thread, so it launches as it is: a failure here is a kernel-layer bug,
+        // not bad input.
+        let (out, lse) = B::flash_attention_fwd_chosen(q, k, v, bias, &self.problem, self.config)
             .unwrap_or_else(|e| panic!("flash attention failed: {e}"));
         handles.register_float_tensor::<B>(&self.desc.outputs[0].id, out);
         handles.register_float_tensor::<B>(&self.desc.outputs[1].id, lse);
@@ -82,7 +82,7 @@ impl<B: FusionBackend + FlashAttentionBackend> Operation<B::FusionRuntime> for F
             dout: next(),
             bias: t.next(),
         };
-        let g = B::flash_attention_bwd(inputs, &self.problem, self.want_dbias, self.config)
+        let g = B::flash_attention_bwd_chosen(inputs, &self.problem, self.want_dbias, self.config)
             .unwrap_or_else(|e| panic!("flash attention backward failed: {e}"));
         let outs = &self.desc.outputs;
         handles.register_float_tensor::<B>(&outs[0].id, g.dq);

@@ -103,6 +103,30 @@ pub fn launch_attention_bwd<R: Runtime>(
     Ok(choice)
 }
 
+/// Runs the backward of `problem` with `config`, already chosen or checked for this problem
+/// on this device ([`choose_attention_bwd`]), as [`launch_attention_fwd_chosen`] does for the
+/// forward.
+///
+/// [`launch_attention_fwd_chosen`]: crate::attention::launch_attention_fwd_chosen
+///
+/// # Errors
+/// [`KernelError::Launch`] when a launch fails.
+pub fn launch_attention_bwd_chosen<R: Runtime>(
+    client: &ComputeClient<R>,
+    problem: &AttentionProblem,
+    dtype: StorageType,
+    dbias: bool,
+    config: &AttentionBwdConfig,
+    args: impl Fn() -> AttentionBwdArgs<R> + Send + Sync,
+) -> Result<(), KernelError> {
+    launch_with(client, problem, dtype, dbias, config, &args, Dispatch::Run).map_err(|reason| {
+        KernelError::Launch {
+            kernel: "attention_bwd",
+            reason,
+        }
+    })
+}
+
 /// Chooses the backward config of `problem` without launching it; on a cache miss the
 /// candidates are benchmarked on the tensors `args` makes (scratch tensors will do).
 ///

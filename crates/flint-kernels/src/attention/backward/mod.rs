@@ -7,5 +7,6 @@ pub(crate) mod mma;
 pub(crate) mod portable;
 
 pub use launch::{
-    AttentionBwdArgs, choose_attention_bwd, launch_attention_bwd, prepare_attention_bwd,
+    AttentionBwdArgs, choose_attention_bwd, launch_attention_bwd, launch_attention_bwd_chosen,
+    prepare_attention_bwd,
 };

@@ -67,6 +67,29 @@ pub fn launch_attention_fwd<R: Runtime>(
     Ok(choice)
 }
 
+/// Runs the forward of `problem` with `config`, which the selector has already chosen or
+/// checked for this problem on this device ([`choose_attention_fwd`]): a deferred launcher
+/// (Burn's fusion stream) chooses on the caller's thread and launches here, without the
+/// selector's tiers a second time on the stream's thread, where each call's host work sets
+/// the pace of short kernels.
+///
+/// # Errors
+/// [`KernelError::Launch`] when the launch fails.
+pub fn launch_attention_fwd_chosen<R: Runtime>(
+    client: &ComputeClient<R>,
+    problem: &AttentionProblem,
+    dtype: StorageType,
+    config: &AttentionFwdConfig,
+    args: AttentionFwdArgs<R>,
+) -> Result<(), KernelError> {
+    launch_with(client, problem, dtype, config, args, Dispatch::Run).map_err(|reason| {
+        KernelError::Launch {
+            kernel: "attention_fwd",
+            reason,
+        }
+    })
+}
+
 /// Chooses the forward config of `problem` without the final launch. On a cache miss the
 /// candidates are benchmarked on the tensors `args` makes, which may be scratch tensors of
 /// the right shapes: a deferred launcher (Burn's fusion streams) tunes here, ahead of time,

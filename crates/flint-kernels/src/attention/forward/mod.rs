@@ -6,7 +6,9 @@ mod launch;
 pub(crate) mod mma;
 mod portable;
 
-pub use launch::{AttentionFwdArgs, choose_attention_fwd, launch_attention_fwd};
+pub use launch::{
+    AttentionFwdArgs, choose_attention_fwd, launch_attention_fwd, launch_attention_fwd_chosen,
+};
 pub(crate) use launch::{
     MAX_GRID_Y, causal_order, head_groups, scalars, streaming_multiprocessors, tile_map, vector_ok,
 };
