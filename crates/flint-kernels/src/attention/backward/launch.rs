@@ -87,19 +87,7 @@ pub fn launch_attention_bwd<R: Runtime>(
     let choice = choose_attention_bwd(
         client, device, selector, problem, dtype, dbias, config, &args,
     )?;
-    launch_with(
-        client,
-        problem,
-        dtype,
-        dbias,
-        &choice.config,
-        &args,
-        Dispatch::Run,
-    )
-    .map_err(|reason| KernelError::Launch {
-        kernel: "attention_bwd",
-        reason,
-    })?;
+    launch_attention_bwd_chosen(client, problem, dtype, dbias, &choice.config, args)?;
     Ok(choice)
 }
 

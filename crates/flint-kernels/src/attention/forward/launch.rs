@@ -52,18 +52,7 @@ pub fn launch_attention_fwd<R: Runtime>(
     args: impl Fn() -> AttentionFwdArgs<R> + Send + Sync,
 ) -> Result<Choice<AttentionFwdConfig>, KernelError> {
     let choice = choose_attention_fwd(client, device, selector, problem, dtype, config, &args)?;
-    launch_with(
-        client,
-        problem,
-        dtype,
-        &choice.config,
-        args(),
-        Dispatch::Run,
-    )
-    .map_err(|reason| KernelError::Launch {
-        kernel: "attention_fwd",
-        reason,
-    })?;
+    launch_attention_fwd_chosen(client, problem, dtype, &choice.config, args())?;
     Ok(choice)
 }
 
