@@ -10,6 +10,8 @@
 
 pub mod attention;
 mod cached;
+#[cfg(feature = "cuda")]
+mod compile_only;
 mod device;
 pub mod devices;
 mod error;

@@ -323,41 +323,43 @@ pub fn compiler_emits_wgmma<R: Runtime>(client: &ComputeClient<R>) -> bool {
 
 /// The CUDA source of a 64 x 64 x 16 warpgroup product (bf16 into f32), compiled for sm_90.
 #[cfg(feature = "cuda")]
-fn product_source<R: Runtime>(client: &ComputeClient<R>) -> Result<String, String> {
-    use check::wgmma_product as m;
-    use cubecl::ir::{ElemType, FloatKind};
-    use cubecl::prelude::{DynamicScalar, DynamicSize, KernelLauncher, KernelSettings};
-    let dtype = StorageType::Scalar(ElemType::Float(FloatKind::BF16));
-    let settings = KernelSettings::default().cube_dim(CubeDim::new_2d(32, 4));
-    let mut launcher = KernelLauncher::<R>::new(settings.clone());
-    launcher.with_scope(|scope| {
-        scope.device_properties(client.properties());
-        scope.register_type::<DynamicScalar<m::_E>>(dtype);
-        scope.register_size::<DynamicSize<m::_N>>(8);
-    });
-    let handle = client.create_from_slice(&[0u8; 64]);
-    // SAFETY: nothing launches; the handle only stands in for each array's binding.
-    let array = || unsafe { ArrayArg::<R>::from_raw_parts(handle.clone(), 16) };
-    let a = <Array<m::E> as LaunchArg>::register(array(), &mut launcher);
-    let b = <Array<Vector<m::E, m::N>> as LaunchArg>::register(array(), &mut launcher);
-    let c = <Array<f32> as LaunchArg>::register(array(), &mut launcher);
-    <u32 as LaunchArg>::register(0u32, &mut launcher);
-    <u32 as LaunchArg>::register(0u32, &mut launcher);
-    let kernel = m::WgmmaProduct::<R>::new(
-        settings,
-        client.clone(),
-        a,
-        b,
-        c,
-        (),
-        (),
-        8usize,
-        64,
-        16,
-        false,
-        dtype,
-    );
-    cuda_kernel_source(kernel)
+pub(crate) fn product_source<R: Runtime>(client: &ComputeClient<R>) -> Result<String, String> {
+    crate::compile_only::on_own_thread(|| {
+        use check::wgmma_product as m;
+        use cubecl::ir::{ElemType, FloatKind};
+        use cubecl::prelude::{DynamicScalar, DynamicSize, KernelLauncher, KernelSettings};
+        let dtype = StorageType::Scalar(ElemType::Float(FloatKind::BF16));
+        let settings = KernelSettings::default().cube_dim(CubeDim::new_2d(32, 4));
+        let mut launcher = KernelLauncher::<R>::new(settings.clone());
+        launcher.with_scope(|scope| {
+            scope.device_properties(client.properties());
+            scope.register_type::<DynamicScalar<m::_E>>(dtype);
+            scope.register_size::<DynamicSize<m::_N>>(8);
+        });
+        let handle = client.create_from_slice(&[0u8; 64]);
+        // SAFETY: nothing launches; the handle only stands in for each array's binding.
+        let array = || unsafe { ArrayArg::<R>::from_raw_parts(handle.clone(), 16) };
+        let a = <Array<m::E> as LaunchArg>::register(array(), &mut launcher);
+        let b = <Array<Vector<m::E, m::N>> as LaunchArg>::register(array(), &mut launcher);
+        let c = <Array<f32> as LaunchArg>::register(array(), &mut launcher);
+        <u32 as LaunchArg>::register(0u32, &mut launcher);
+        <u32 as LaunchArg>::register(0u32, &mut launcher);
+        let kernel = m::WgmmaProduct::<R>::new(
+            settings,
+            client.clone(),
+            a,
+            b,
+            c,
+            (),
+            (),
+            8usize,
+            64,
+            16,
+            false,
+            dtype,
+        );
+        cuda_kernel_source(kernel)
+    })
 }
 
 /// A kernel's CUDA source as the CUDA runtime compiles it for an sm_90 device (CUDA 12.8+).

@@ -43,68 +43,71 @@ pub struct FwdSourceSpec {
 /// # Errors
 /// An unsupported dtype, or CubeCL's CUDA compiler refusing the kernel.
 pub fn forward_cuda_source(spec: &FwdSourceSpec) -> Result<(String, String), String> {
-    use attention_fwd_mma as m;
-    let dtype = storage(spec.dtype)?;
-    let (d, dv) = (spec.head_dim as usize, spec.val_dim as usize);
-    let (b, h, s) = (1usize, 2usize, 64usize);
-    let config = super::AttentionFwdConfig::new(super::Variant::Mma, spec.block_q, spec.block_kv);
-    let f = spec.features;
-    let problem = problem(spec.dtype, d, dv, spec.causal, f, f, f);
-    let params = MmaParams {
-        planes: config.planes(),
-        m_tiles: config.m_tiles(),
-        block_kv: spec.block_kv,
-        head_dim: spec.head_dim,
-        val_dim: spec.val_dim,
-        has_left: false,
-        has_right: spec.causal,
-        has_bias: f,
-        has_softcap: f,
-        has_dropout: f,
-        vec: 8,
-        out_vec: 2,
-        heads_major: false,
-        raw_max: !f,
-        packed: false,
-        split: false,
-    };
-    let client = WgpuRuntime::client(&WgpuDevice::default());
-    let settings = KernelSettings::default()
-        .cube_dim(CubeDim::new_2d(32, config.planes()))
-        .address_type(AddressType::U32);
-    let (n, no) = (8usize, 2usize);
-    let mut a = Args {
-        client: client.clone(),
-        launcher: KernelLauncher::new(settings.clone()),
-    };
-    a.launcher.with_scope(|scope| {
-        scope.device_properties(client.properties());
-        scope.register_size::<DynamicSize<m::_NO>>(no);
-        scope.register_type::<DynamicScalar<m::_E>>(dtype);
-        scope.register_type::<DynamicScalar<m::_O>>(dtype);
-        scope.register_size::<DynamicSize<m::_N>>(n);
-    });
-    type In = Tensor<Vector<m::E, m::N>>;
-    let kernel = m::AttentionFwdMma::<WgpuRuntime>::new(
-        settings,
-        client.clone(),
-        a.tensor::<In>(&[b, h, s, d], 2),
-        a.tensor::<In>(&[b, h, s, d], 2),
-        a.tensor::<In>(&[b, h, s, dv], 2),
-        a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
-        a.tensor::<Tensor<Vector<m::O, m::NO>>>(&[b, h, s, dv], 2),
-        a.tensor::<Tensor<f32>>(&[b, h, s], 4),
-        PortableScalars::register(
-            scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
-            &mut a.launcher,
-        ),
-        n,
-        no,
-        params,
-        dtype,
-        dtype,
-    );
-    Ok(("attention_fwd_mma".to_string(), compile(kernel)?))
+    crate::compile_only::on_own_thread(|| {
+        use attention_fwd_mma as m;
+        let dtype = storage(spec.dtype)?;
+        let (d, dv) = (spec.head_dim as usize, spec.val_dim as usize);
+        let (b, h, s) = (1usize, 2usize, 64usize);
+        let config =
+            super::AttentionFwdConfig::new(super::Variant::Mma, spec.block_q, spec.block_kv);
+        let f = spec.features;
+        let problem = problem(spec.dtype, d, dv, spec.causal, f, f, f);
+        let params = MmaParams {
+            planes: config.planes(),
+            m_tiles: config.m_tiles(),
+            block_kv: spec.block_kv,
+            head_dim: spec.head_dim,
+            val_dim: spec.val_dim,
+            has_left: false,
+            has_right: spec.causal,
+            has_bias: f,
+            has_softcap: f,
+            has_dropout: f,
+            vec: 8,
+            out_vec: 2,
+            heads_major: false,
+            raw_max: !f,
+            packed: false,
+            split: false,
+        };
+        let client = WgpuRuntime::client(&WgpuDevice::default());
+        let settings = KernelSettings::default()
+            .cube_dim(CubeDim::new_2d(32, config.planes()))
+            .address_type(AddressType::U32);
+        let (n, no) = (8usize, 2usize);
+        let mut a = Args {
+            client: client.clone(),
+            launcher: KernelLauncher::new(settings.clone()),
+        };
+        a.launcher.with_scope(|scope| {
+            scope.device_properties(client.properties());
+            scope.register_size::<DynamicSize<m::_NO>>(no);
+            scope.register_type::<DynamicScalar<m::_E>>(dtype);
+            scope.register_type::<DynamicScalar<m::_O>>(dtype);
+            scope.register_size::<DynamicSize<m::_N>>(n);
+        });
+        type In = Tensor<Vector<m::E, m::N>>;
+        let kernel = m::AttentionFwdMma::<WgpuRuntime>::new(
+            settings,
+            client.clone(),
+            a.tensor::<In>(&[b, h, s, d], 2),
+            a.tensor::<In>(&[b, h, s, d], 2),
+            a.tensor::<In>(&[b, h, s, dv], 2),
+            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+            a.tensor::<Tensor<Vector<m::O, m::NO>>>(&[b, h, s, dv], 2),
+            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+            PortableScalars::register(
+                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                &mut a.launcher,
+            ),
+            n,
+            no,
+            params,
+            dtype,
+            dtype,
+        );
+        Ok(("attention_fwd_mma".to_string(), compile(kernel)?))
+    })
 }
 
 /// `(kernel name, CUDA source)` of the cooperative-matrix forward of `spec` (WMMA, the
@@ -114,57 +117,60 @@ pub fn forward_cuda_source(spec: &FwdSourceSpec) -> Result<(String, String), Str
 /// # Errors
 /// An unsupported dtype or tiling, or CubeCL's CUDA compiler refusing the kernel.
 pub fn cmma_cuda_source(spec: &FwdSourceSpec, vec: u32) -> Result<(String, String), String> {
-    use attention_fwd_cmma as m;
-    let dtype = storage(spec.dtype)?;
-    let (d, dv) = (spec.head_dim as usize, spec.val_dim as usize);
-    let (b, h, s) = (1usize, 2usize, 64usize);
-    let config = super::AttentionFwdConfig::new(super::Variant::Cmma, spec.block_q, spec.block_kv);
-    let f = spec.features;
-    let problem = problem(spec.dtype, d, dv, spec.causal, f, f, f);
-    let svec = score_vector(vec);
-    let params = CmmaParams {
-        planes: config.planes(),
-        m_frags: config.m_tiles(),
-        block_kv: spec.block_kv,
-        head_dim: spec.head_dim,
-        val_dim: spec.val_dim,
-        vec,
-        svec,
-        has_left: false,
-        has_right: spec.causal,
-        has_bias: f,
-        has_softcap: f,
-        has_dropout: f,
-        raw_max: !f,
-    };
-    let client = WgpuRuntime::client(&WgpuDevice::default());
-    let (settings, mut a) = Args::for_planes(&client, config.planes());
-    let (n, ns) = (vec as usize, svec as usize);
-    a.launcher.with_scope(|scope| {
-        scope.register_type::<DynamicScalar<m::_E>>(dtype);
-        scope.register_size::<DynamicSize<m::_N>>(n);
-        scope.register_size::<DynamicSize<m::_NS>>(ns);
-    });
-    type In = Tensor<Vector<m::E, m::N>>;
-    let kernel = m::AttentionFwdCmma::<WgpuRuntime>::new(
-        settings,
-        client.clone(),
-        a.tensor::<In>(&[b, h, s, d], 2),
-        a.tensor::<In>(&[b, h, s, d], 2),
-        a.tensor::<In>(&[b, h, s, dv], 2),
-        a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
-        a.tensor::<Tensor<m::E>>(&[b, h, s, dv], 2),
-        a.tensor::<Tensor<f32>>(&[b, h, s], 4),
-        PortableScalars::register(
-            scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
-            &mut a.launcher,
-        ),
-        n,
-        ns,
-        params,
-        dtype,
-    );
-    Ok(("attention_fwd_cmma".to_string(), compile(kernel)?))
+    crate::compile_only::on_own_thread(|| {
+        use attention_fwd_cmma as m;
+        let dtype = storage(spec.dtype)?;
+        let (d, dv) = (spec.head_dim as usize, spec.val_dim as usize);
+        let (b, h, s) = (1usize, 2usize, 64usize);
+        let config =
+            super::AttentionFwdConfig::new(super::Variant::Cmma, spec.block_q, spec.block_kv);
+        let f = spec.features;
+        let problem = problem(spec.dtype, d, dv, spec.causal, f, f, f);
+        let svec = score_vector(vec);
+        let params = CmmaParams {
+            planes: config.planes(),
+            m_frags: config.m_tiles(),
+            block_kv: spec.block_kv,
+            head_dim: spec.head_dim,
+            val_dim: spec.val_dim,
+            vec,
+            svec,
+            has_left: false,
+            has_right: spec.causal,
+            has_bias: f,
+            has_softcap: f,
+            has_dropout: f,
+            raw_max: !f,
+        };
+        let client = WgpuRuntime::client(&WgpuDevice::default());
+        let (settings, mut a) = Args::for_planes(&client, config.planes());
+        let (n, ns) = (vec as usize, svec as usize);
+        a.launcher.with_scope(|scope| {
+            scope.register_type::<DynamicScalar<m::_E>>(dtype);
+            scope.register_size::<DynamicSize<m::_N>>(n);
+            scope.register_size::<DynamicSize<m::_NS>>(ns);
+        });
+        type In = Tensor<Vector<m::E, m::N>>;
+        let kernel = m::AttentionFwdCmma::<WgpuRuntime>::new(
+            settings,
+            client.clone(),
+            a.tensor::<In>(&[b, h, s, d], 2),
+            a.tensor::<In>(&[b, h, s, d], 2),
+            a.tensor::<In>(&[b, h, s, dv], 2),
+            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+            a.tensor::<Tensor<m::E>>(&[b, h, s, dv], 2),
+            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+            PortableScalars::register(
+                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                &mut a.launcher,
+            ),
+            n,
+            ns,
+            params,
+            dtype,
+        );
+        Ok(("attention_fwd_cmma".to_string(), compile(kernel)?))
+    })
 }
 
 /// `(kernel name, CUDA source)` of the cooperative-matrix backward's dK/dV and dQ kernels of
@@ -181,86 +187,88 @@ pub fn cmma_backward_cuda_sources(
     vec: u32,
     causal: bool,
 ) -> Result<Vec<(String, String)>, String> {
-    use super::backward::cmma::{attention_bwd_dkdv_cmma, attention_bwd_dq_cmma};
-    let ty = storage(dtype)?;
-    let (b, h, s) = (1usize, 2usize, 64usize);
-    let problem = problem(dtype, d, dv, causal, causal, causal, causal);
-    let client = WgpuRuntime::client(&WgpuDevice::default());
-    let with_features = |dkdv: bool| super::backward::cmma::BwdCmmaParams {
-        has_right: causal,
-        has_bias: causal,
-        has_dbias: causal && dkdv,
-        has_softcap: causal,
-        has_dropout: causal,
-        ..bwd.cmma_params(d, dv, vec, dkdv)
-    };
-    let (n, ns) = (vec as usize, score_vector(vec) as usize);
-    let mut out = Vec::new();
-    {
-        use attention_bwd_dkdv_cmma as m;
-        let (settings, mut a) = Args::for_planes(&client, bwd.planes);
-        a.launcher.with_scope(|scope| {
-            scope.register_type::<DynamicScalar<m::_E>>(ty);
-            scope.register_size::<DynamicSize<m::_N>>(n);
-            scope.register_size::<DynamicSize<m::_NS>>(ns);
-        });
-        type In = Tensor<Vector<m::E, m::N>>;
-        let kernel = m::AttentionBwdDkdvCmma::<WgpuRuntime>::new(
-            settings,
-            client.clone(),
-            a.tensor::<In>(&[b, h, s, d], 2),
-            a.tensor::<In>(&[b, h, s, d], 2),
-            a.tensor::<In>(&[b, h, s, dv], 2),
-            a.tensor::<In>(&[b, h, s, dv], 2),
-            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
-            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
-            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
-            a.tensor::<Tensor<m::E>>(&[b, h, s, d], 2),
-            a.tensor::<Tensor<m::E>>(&[b, h, s, dv], 2),
-            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
-            PortableScalars::register(
-                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
-                &mut a.launcher,
-            ),
-            n,
-            ns,
-            with_features(true),
-            ty,
-        );
-        out.push(("attention_bwd_dkdv_cmma".to_string(), compile(kernel)?));
-    }
-    {
-        use attention_bwd_dq_cmma as m;
-        let (settings, mut a) = Args::for_planes(&client, bwd.planes);
-        a.launcher.with_scope(|scope| {
-            scope.register_type::<DynamicScalar<m::_E>>(ty);
-            scope.register_size::<DynamicSize<m::_N>>(n);
-            scope.register_size::<DynamicSize<m::_NS>>(ns);
-        });
-        type In = Tensor<Vector<m::E, m::N>>;
-        let kernel = m::AttentionBwdDqCmma::<WgpuRuntime>::new(
-            settings,
-            client.clone(),
-            a.tensor::<In>(&[b, h, s, d], 2),
-            a.tensor::<In>(&[b, h, s, d], 2),
-            a.tensor::<In>(&[b, h, s, dv], 2),
-            a.tensor::<In>(&[b, h, s, dv], 2),
-            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
-            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
-            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
-            a.tensor::<Tensor<m::E>>(&[b, h, s, d], 2),
-            PortableScalars::register(
-                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
-                &mut a.launcher,
-            ),
-            n,
-            ns,
-            with_features(false),
-            ty,
-        );
-        out.push(("attention_bwd_dq_cmma".to_string(), compile(kernel)?));
-    }
-    Ok(out)
+    crate::compile_only::on_own_thread(|| {
+        use super::backward::cmma::{attention_bwd_dkdv_cmma, attention_bwd_dq_cmma};
+        let ty = storage(dtype)?;
+        let (b, h, s) = (1usize, 2usize, 64usize);
+        let problem = problem(dtype, d, dv, causal, causal, causal, causal);
+        let client = WgpuRuntime::client(&WgpuDevice::default());
+        let with_features = |dkdv: bool| super::backward::cmma::BwdCmmaParams {
+            has_right: causal,
+            has_bias: causal,
+            has_dbias: causal && dkdv,
+            has_softcap: causal,
+            has_dropout: causal,
+            ..bwd.cmma_params(d, dv, vec, dkdv)
+        };
+        let (n, ns) = (vec as usize, score_vector(vec) as usize);
+        let mut out = Vec::new();
+        {
+            use attention_bwd_dkdv_cmma as m;
+            let (settings, mut a) = Args::for_planes(&client, bwd.planes);
+            a.launcher.with_scope(|scope| {
+                scope.register_type::<DynamicScalar<m::_E>>(ty);
+                scope.register_size::<DynamicSize<m::_N>>(n);
+                scope.register_size::<DynamicSize<m::_NS>>(ns);
+            });
+            type In = Tensor<Vector<m::E, m::N>>;
+            let kernel = m::AttentionBwdDkdvCmma::<WgpuRuntime>::new(
+                settings,
+                client.clone(),
+                a.tensor::<In>(&[b, h, s, d], 2),
+                a.tensor::<In>(&[b, h, s, d], 2),
+                a.tensor::<In>(&[b, h, s, dv], 2),
+                a.tensor::<In>(&[b, h, s, dv], 2),
+                a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+                a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+                a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+                a.tensor::<Tensor<m::E>>(&[b, h, s, d], 2),
+                a.tensor::<Tensor<m::E>>(&[b, h, s, dv], 2),
+                a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+                PortableScalars::register(
+                    scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                    &mut a.launcher,
+                ),
+                n,
+                ns,
+                with_features(true),
+                ty,
+            );
+            out.push(("attention_bwd_dkdv_cmma".to_string(), compile(kernel)?));
+        }
+        {
+            use attention_bwd_dq_cmma as m;
+            let (settings, mut a) = Args::for_planes(&client, bwd.planes);
+            a.launcher.with_scope(|scope| {
+                scope.register_type::<DynamicScalar<m::_E>>(ty);
+                scope.register_size::<DynamicSize<m::_N>>(n);
+                scope.register_size::<DynamicSize<m::_NS>>(ns);
+            });
+            type In = Tensor<Vector<m::E, m::N>>;
+            let kernel = m::AttentionBwdDqCmma::<WgpuRuntime>::new(
+                settings,
+                client.clone(),
+                a.tensor::<In>(&[b, h, s, d], 2),
+                a.tensor::<In>(&[b, h, s, d], 2),
+                a.tensor::<In>(&[b, h, s, dv], 2),
+                a.tensor::<In>(&[b, h, s, dv], 2),
+                a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+                a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+                a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+                a.tensor::<Tensor<m::E>>(&[b, h, s, d], 2),
+                PortableScalars::register(
+                    scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                    &mut a.launcher,
+                ),
+                n,
+                ns,
+                with_features(false),
+                ty,
+            );
+            out.push(("attention_bwd_dq_cmma".to_string(), compile(kernel)?));
+        }
+        Ok(out)
+    })
 }
 
 /// `(kernel name, CUDA source)` of the portable kernels in f32: the forward of `fwd` and the
@@ -277,122 +285,124 @@ pub fn portable_cuda_sources(
     (d, dv): (usize, usize),
     causal: bool,
 ) -> Result<Vec<(String, String)>, String> {
-    use cubecl::ir::{ElemType, FloatKind};
-    let dtype = StorageType::Scalar(ElemType::Float(FloatKind::F32));
-    let (b, h, s) = (1usize, 2usize, 64usize);
-    let problem = problem("f32", d, dv, causal, causal, causal, causal);
-    let client = WgpuRuntime::client(&WgpuDevice::default());
-    let settings = |units: u32| {
-        KernelSettings::default()
-            .cube_dim(CubeDim::new_1d(units))
-            .address_type(AddressType::U32)
-    };
-    let args = |units| {
-        let mut a = Args {
-            client: client.clone(),
-            launcher: KernelLauncher::new(settings(units)),
+    crate::compile_only::on_own_thread(|| {
+        use cubecl::ir::{ElemType, FloatKind};
+        let dtype = StorageType::Scalar(ElemType::Float(FloatKind::F32));
+        let (b, h, s) = (1usize, 2usize, 64usize);
+        let problem = problem("f32", d, dv, causal, causal, causal, causal);
+        let client = WgpuRuntime::client(&WgpuDevice::default());
+        let settings = |units: u32| {
+            KernelSettings::default()
+                .cube_dim(CubeDim::new_1d(units))
+                .address_type(AddressType::U32)
         };
-        a.launcher
-            .with_scope(|scope| scope.device_properties(client.properties()));
-        a
-    };
-    let mut out = Vec::new();
-    {
-        use super::forward::attention_fwd_portable as m;
-        let mut a = args(fwd.units());
-        a.launcher
-            .with_scope(|scope| scope.register_type::<DynamicScalar<m::_F>>(dtype));
-        let params = super::forward::PortableParams {
+        let args = |units| {
+            let mut a = Args {
+                client: client.clone(),
+                launcher: KernelLauncher::new(settings(units)),
+            };
+            a.launcher
+                .with_scope(|scope| scope.device_properties(client.properties()));
+            a
+        };
+        let mut out = Vec::new();
+        {
+            use super::forward::attention_fwd_portable as m;
+            let mut a = args(fwd.units());
+            a.launcher
+                .with_scope(|scope| scope.register_type::<DynamicScalar<m::_F>>(dtype));
+            let params = super::forward::PortableParams {
+                has_right: causal,
+                has_bias: causal,
+                has_softcap: causal,
+                has_dropout: causal,
+                ..fwd.portable_params(d, dv)
+            };
+            let kernel = m::AttentionFwdPortable::<WgpuRuntime>::new(
+                settings(fwd.units()),
+                client.clone(),
+                a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
+                a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
+                a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
+                a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+                a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
+                a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+                PortableScalars::register(
+                    scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                    &mut a.launcher,
+                ),
+                params,
+                dtype,
+            );
+            out.push(("attention_fwd_portable".to_string(), compile(kernel)?));
+        }
+        let params = super::backward::portable::BwdParams {
             has_right: causal,
             has_bias: causal,
+            has_dbias: causal,
             has_softcap: causal,
             has_dropout: causal,
-            ..fwd.portable_params(d, dv)
+            ..bwd.portable_params(d, dv)
         };
-        let kernel = m::AttentionFwdPortable::<WgpuRuntime>::new(
-            settings(fwd.units()),
-            client.clone(),
-            a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
-            a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
-            a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
-            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
-            a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
-            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
-            PortableScalars::register(
-                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
-                &mut a.launcher,
-            ),
-            params,
-            dtype,
-        );
-        out.push(("attention_fwd_portable".to_string(), compile(kernel)?));
-    }
-    let params = super::backward::portable::BwdParams {
-        has_right: causal,
-        has_bias: causal,
-        has_dbias: causal,
-        has_softcap: causal,
-        has_dropout: causal,
-        ..bwd.portable_params(d, dv)
-    };
-    {
-        use super::backward::portable::attention_bwd_dkdv as m;
-        let na = if bwd.fused_dq { 2usize } else { 1 };
-        let mut a = args(bwd.units());
-        a.launcher.with_scope(|scope| {
-            scope.register_type::<DynamicScalar<m::_F>>(dtype);
-            scope.register_size::<DynamicSize<m::_NA>>(na);
-        });
-        let kernel = m::AttentionBwdDkdv::<WgpuRuntime>::new(
-            settings(bwd.units()),
-            client.clone(),
-            a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
-            a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
-            a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
-            a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
-            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
-            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
-            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
-            a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
-            a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
-            a.tensor::<Tensor<Atomic<Vector<f32, m::NA>>>>(&[b, h, s, d], 4),
-            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
-            PortableScalars::register(
-                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
-                &mut a.launcher,
-            ),
-            na,
-            params,
-            dtype,
-        );
-        out.push(("attention_bwd_dkdv".to_string(), compile(kernel)?));
-    }
-    if !bwd.fused_dq {
-        use super::backward::portable::attention_bwd_dq as m;
-        let mut a = args(bwd.units());
-        a.launcher
-            .with_scope(|scope| scope.register_type::<DynamicScalar<m::_F>>(dtype));
-        let kernel = m::AttentionBwdDq::<WgpuRuntime>::new(
-            settings(bwd.units()),
-            client.clone(),
-            a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
-            a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
-            a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
-            a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
-            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
-            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
-            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
-            a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
-            PortableScalars::register(
-                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
-                &mut a.launcher,
-            ),
-            params,
-            dtype,
-        );
-        out.push(("attention_bwd_dq".to_string(), compile(kernel)?));
-    }
-    Ok(out)
+        {
+            use super::backward::portable::attention_bwd_dkdv as m;
+            let na = if bwd.fused_dq { 2usize } else { 1 };
+            let mut a = args(bwd.units());
+            a.launcher.with_scope(|scope| {
+                scope.register_type::<DynamicScalar<m::_F>>(dtype);
+                scope.register_size::<DynamicSize<m::_NA>>(na);
+            });
+            let kernel = m::AttentionBwdDkdv::<WgpuRuntime>::new(
+                settings(bwd.units()),
+                client.clone(),
+                a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
+                a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
+                a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
+                a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
+                a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+                a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+                a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+                a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
+                a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
+                a.tensor::<Tensor<Atomic<Vector<f32, m::NA>>>>(&[b, h, s, d], 4),
+                a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+                PortableScalars::register(
+                    scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                    &mut a.launcher,
+                ),
+                na,
+                params,
+                dtype,
+            );
+            out.push(("attention_bwd_dkdv".to_string(), compile(kernel)?));
+        }
+        if !bwd.fused_dq {
+            use super::backward::portable::attention_bwd_dq as m;
+            let mut a = args(bwd.units());
+            a.launcher
+                .with_scope(|scope| scope.register_type::<DynamicScalar<m::_F>>(dtype));
+            let kernel = m::AttentionBwdDq::<WgpuRuntime>::new(
+                settings(bwd.units()),
+                client.clone(),
+                a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
+                a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
+                a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
+                a.tensor::<Tensor<m::F>>(&[b, h, s, dv], 4),
+                a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+                a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+                a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+                a.tensor::<Tensor<m::F>>(&[b, h, s, d], 4),
+                PortableScalars::register(
+                    scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                    &mut a.launcher,
+                ),
+                params,
+                dtype,
+            );
+            out.push(("attention_bwd_dq".to_string(), compile(kernel)?));
+        }
+        Ok(out)
+    })
 }
 
 /// A small problem with the given features, for the kernels' scalar arguments.
@@ -523,131 +533,133 @@ fn compile<K: CubeKernel>(kernel: K) -> Result<String, String> {
 /// # Errors
 /// An unsupported dtype, or CubeCL's CUDA compiler refusing the kernel.
 pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String)>, String> {
-    let dtype = storage(spec.dtype)?;
-    let (d, dv) = (spec.head_dim as usize, spec.val_dim as usize);
-    let (b, h, s) = (1usize, 2usize, 64usize);
-    let problem = problem(
-        spec.dtype,
-        d,
-        dv,
-        spec.causal,
-        spec.bias,
-        spec.softcap,
-        spec.dropout,
-    );
-    let params = |tile, fused_dq, grid| BwdMmaParams {
-        planes: spec.planes,
-        tile,
-        head_dim: spec.head_dim,
-        val_dim: spec.val_dim,
-        has_left: false,
-        has_right: spec.causal,
-        vec: 8,
-        out_vec: 2,
-        heads_major: false,
-        fused_dq,
-        grid,
-        has_bias: spec.bias,
-        has_dbias: spec.bias,
-        has_softcap: spec.softcap,
-        has_dropout: spec.dropout,
-    };
-    let client = WgpuRuntime::client(&WgpuDevice::default());
-    let settings = KernelSettings::default()
-        .cube_dim(CubeDim::new_2d(32, spec.planes))
-        .address_type(AddressType::U32);
-    let (n, no) = (8usize, 2usize);
-    let mut out = Vec::new();
+    crate::compile_only::on_own_thread(|| {
+        let dtype = storage(spec.dtype)?;
+        let (d, dv) = (spec.head_dim as usize, spec.val_dim as usize);
+        let (b, h, s) = (1usize, 2usize, 64usize);
+        let problem = problem(
+            spec.dtype,
+            d,
+            dv,
+            spec.causal,
+            spec.bias,
+            spec.softcap,
+            spec.dropout,
+        );
+        let params = |tile, fused_dq, grid| BwdMmaParams {
+            planes: spec.planes,
+            tile,
+            head_dim: spec.head_dim,
+            val_dim: spec.val_dim,
+            has_left: false,
+            has_right: spec.causal,
+            vec: 8,
+            out_vec: 2,
+            heads_major: false,
+            fused_dq,
+            grid,
+            has_bias: spec.bias,
+            has_dbias: spec.bias,
+            has_softcap: spec.softcap,
+            has_dropout: spec.dropout,
+        };
+        let client = WgpuRuntime::client(&WgpuDevice::default());
+        let settings = KernelSettings::default()
+            .cube_dim(CubeDim::new_2d(32, spec.planes))
+            .address_type(AddressType::U32);
+        let (n, no) = (8usize, 2usize);
+        let mut out = Vec::new();
 
-    {
-        use attention_bwd_dkdv_mma as m;
-        let na = if spec.fused_dq { 2usize } else { 1 };
-        let mut a = Args {
-            client: client.clone(),
-            launcher: KernelLauncher::new(settings.clone()),
-        };
-        a.launcher.with_scope(|scope| {
-            scope.device_properties(client.properties());
-            scope.register_size::<DynamicSize<m::_NA>>(na);
-            scope.register_size::<DynamicSize<m::_NO>>(no);
-            scope.register_type::<DynamicScalar<m::_E>>(dtype);
-            scope.register_size::<DynamicSize<m::_N>>(n);
-        });
-        type In = Tensor<Vector<m::E, m::N>>;
-        type Out = Tensor<Vector<m::E, m::NO>>;
-        let kernel = m::AttentionBwdDkdvMma::<WgpuRuntime>::new(
-            settings.clone(),
-            client.clone(),
-            a.tensor::<In>(&[b, h, s, d], 2),
-            a.tensor::<In>(&[b, h, s, d], 2),
-            a.tensor::<In>(&[b, h, s, dv], 2),
-            a.tensor::<In>(&[b, h, s, dv], 2),
-            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
-            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
-            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
-            a.tensor::<Out>(&[b, h, s, d], 2),
-            a.tensor::<Out>(&[b, h, s, dv], 2),
-            a.tensor::<Tensor<Atomic<Vector<f32, m::NA>>>>(&[b, h, s, d], 4),
-            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
-            PortableScalars::register(
-                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
-                &mut a.launcher,
-            ),
-            QueryStrides::register(
-                query_strides::<WgpuRuntime>(
-                    &[h * s * d, s * d, d, 1],
-                    &[h * s * dv, s * dv, dv, 1],
-                    &[h * s, s, 1],
-                    &[h * s, s, 1],
-                    &[h * s * d, s * d, d, 1],
-                )?,
-                &mut a.launcher,
-            ),
-            n,
-            no,
-            na,
-            params(spec.block_q, spec.fused_dq, spec.grid),
-            dtype,
-        );
-        out.push(("attention_bwd_dkdv_mma".to_string(), compile(kernel)?));
-    }
-    if !spec.fused_dq {
-        use attention_bwd_dq_mma as m;
-        let mut a = Args {
-            client: client.clone(),
-            launcher: KernelLauncher::new(settings.clone()),
-        };
-        a.launcher.with_scope(|scope| {
-            scope.device_properties(client.properties());
-            scope.register_size::<DynamicSize<m::_NO>>(no);
-            scope.register_type::<DynamicScalar<m::_E>>(dtype);
-            scope.register_size::<DynamicSize<m::_N>>(n);
-        });
-        type In = Tensor<Vector<m::E, m::N>>;
-        type Out = Tensor<Vector<m::E, m::NO>>;
-        let kernel = m::AttentionBwdDqMma::<WgpuRuntime>::new(
-            settings,
-            client.clone(),
-            a.tensor::<In>(&[b, h, s, d], 2),
-            a.tensor::<In>(&[b, h, s, d], 2),
-            a.tensor::<In>(&[b, h, s, dv], 2),
-            a.tensor::<In>(&[b, h, s, dv], 2),
-            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
-            a.tensor::<Tensor<f32>>(&[b, h, s], 4),
-            a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
-            a.tensor::<Out>(&[b, h, s, d], 2),
-            PortableScalars::register(
-                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
-                &mut a.launcher,
-            ),
-            n,
-            no,
-            params(spec.block_kv, false, false),
-            dtype,
-        );
-        out.push(("attention_bwd_dq_mma".to_string(), compile(kernel)?));
-    }
-    Ok(out)
+        {
+            use attention_bwd_dkdv_mma as m;
+            let na = if spec.fused_dq { 2usize } else { 1 };
+            let mut a = Args {
+                client: client.clone(),
+                launcher: KernelLauncher::new(settings.clone()),
+            };
+            a.launcher.with_scope(|scope| {
+                scope.device_properties(client.properties());
+                scope.register_size::<DynamicSize<m::_NA>>(na);
+                scope.register_size::<DynamicSize<m::_NO>>(no);
+                scope.register_type::<DynamicScalar<m::_E>>(dtype);
+                scope.register_size::<DynamicSize<m::_N>>(n);
+            });
+            type In = Tensor<Vector<m::E, m::N>>;
+            type Out = Tensor<Vector<m::E, m::NO>>;
+            let kernel = m::AttentionBwdDkdvMma::<WgpuRuntime>::new(
+                settings.clone(),
+                client.clone(),
+                a.tensor::<In>(&[b, h, s, d], 2),
+                a.tensor::<In>(&[b, h, s, d], 2),
+                a.tensor::<In>(&[b, h, s, dv], 2),
+                a.tensor::<In>(&[b, h, s, dv], 2),
+                a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+                a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+                a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+                a.tensor::<Out>(&[b, h, s, d], 2),
+                a.tensor::<Out>(&[b, h, s, dv], 2),
+                a.tensor::<Tensor<Atomic<Vector<f32, m::NA>>>>(&[b, h, s, d], 4),
+                a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+                PortableScalars::register(
+                    scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                    &mut a.launcher,
+                ),
+                QueryStrides::register(
+                    query_strides::<WgpuRuntime>(
+                        &[h * s * d, s * d, d, 1],
+                        &[h * s * dv, s * dv, dv, 1],
+                        &[h * s, s, 1],
+                        &[h * s, s, 1],
+                        &[h * s * d, s * d, d, 1],
+                    )?,
+                    &mut a.launcher,
+                ),
+                n,
+                no,
+                na,
+                params(spec.block_q, spec.fused_dq, spec.grid),
+                dtype,
+            );
+            out.push(("attention_bwd_dkdv_mma".to_string(), compile(kernel)?));
+        }
+        if !spec.fused_dq {
+            use attention_bwd_dq_mma as m;
+            let mut a = Args {
+                client: client.clone(),
+                launcher: KernelLauncher::new(settings.clone()),
+            };
+            a.launcher.with_scope(|scope| {
+                scope.device_properties(client.properties());
+                scope.register_size::<DynamicSize<m::_NO>>(no);
+                scope.register_type::<DynamicScalar<m::_E>>(dtype);
+                scope.register_size::<DynamicSize<m::_N>>(n);
+            });
+            type In = Tensor<Vector<m::E, m::N>>;
+            type Out = Tensor<Vector<m::E, m::NO>>;
+            let kernel = m::AttentionBwdDqMma::<WgpuRuntime>::new(
+                settings,
+                client.clone(),
+                a.tensor::<In>(&[b, h, s, d], 2),
+                a.tensor::<In>(&[b, h, s, d], 2),
+                a.tensor::<In>(&[b, h, s, dv], 2),
+                a.tensor::<In>(&[b, h, s, dv], 2),
+                a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+                a.tensor::<Tensor<f32>>(&[b, h, s], 4),
+                a.tensor::<Tensor<f32>>(&[b, h, s, s], 4),
+                a.tensor::<Out>(&[b, h, s, d], 2),
+                PortableScalars::register(
+                    scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                    &mut a.launcher,
+                ),
+                n,
+                no,
+                params(spec.block_kv, false, false),
+                dtype,
+            );
+            out.push(("attention_bwd_dq_mma".to_string(), compile(kernel)?));
+        }
+        Ok(out)
+    })
 }
 
 /// `(kernel name, CUDA source)` of the warpgroup-MMA kernels (`crate::wgmma`): the checked
@@ -657,287 +669,355 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
 /// # Errors
 /// CubeCL's CUDA compiler refusing a kernel.
 pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
-    use crate::wgmma::check::{wgmma_loop, wgmma_product};
-    let dtype = storage("bf16")?;
-    let client = WgpuRuntime::client(&WgpuDevice::default());
-    let mut out = Vec::new();
-    for (n, k, mn_major) in [(64u32, 64u32, false), (128, 64, true)] {
-        let (settings, mut a) = Args::for_planes(&client, 4);
-        use wgmma_product as m;
+    crate::compile_only::on_own_thread(|| {
+        use crate::wgmma::check::{wgmma_loop, wgmma_product};
+        let dtype = storage("bf16")?;
+        let client = WgpuRuntime::client(&WgpuDevice::default());
+        let mut out = Vec::new();
+        for (n, k, mn_major) in [(64u32, 64u32, false), (128, 64, true)] {
+            let (settings, mut a) = Args::for_planes(&client, 4);
+            use wgmma_product as m;
+            a.launcher.with_scope(|scope| {
+                scope.register_type::<DynamicScalar<m::_E>>(dtype);
+                scope.register_size::<DynamicSize<m::_N>>(8);
+            });
+            // Arguments register in their order: the arrays, then the two offsets.
+            let a_arg = a.array::<Array<m::E>>(64 * k as usize, 2);
+            let b_arg = a.array::<Array<Vector<m::E, m::N>>>((n * k) as usize, 2);
+            let c_arg = a.array::<Array<f32>>(64 * n as usize, 4);
+            <u32 as LaunchArg>::register(0u32, &mut a.launcher);
+            <u32 as LaunchArg>::register(0u32, &mut a.launcher);
+            let kernel = m::WgmmaProduct::<WgpuRuntime>::new(
+                settings,
+                client.clone(),
+                a_arg,
+                b_arg,
+                c_arg,
+                (),
+                (),
+                8usize,
+                n,
+                k,
+                mn_major,
+                dtype,
+            );
+            let major = if mn_major { "mn" } else { "k" };
+            out.push((format!("wgmma_product_n{n}_k{k}_{major}"), compile(kernel)?));
+        }
+        let (n, k, warpgroups) = (128u32, 64u32, 2u32);
+        let (settings, mut a) = Args::for_planes(&client, 4 * warpgroups);
+        use wgmma_loop as l;
         a.launcher.with_scope(|scope| {
-            scope.register_type::<DynamicScalar<m::_E>>(dtype);
-            scope.register_size::<DynamicSize<m::_N>>(8);
+            scope.register_type::<DynamicScalar<l::_E>>(dtype);
+            scope.register_size::<DynamicSize<l::_N>>(8);
         });
-        // Arguments register in their order: the arrays, then the two offsets.
-        let a_arg = a.array::<Array<m::E>>(64 * k as usize, 2);
-        let b_arg = a.array::<Array<Vector<m::E, m::N>>>((n * k) as usize, 2);
-        let c_arg = a.array::<Array<f32>>(64 * n as usize, 4);
-        <u32 as LaunchArg>::register(0u32, &mut a.launcher);
-        <u32 as LaunchArg>::register(0u32, &mut a.launcher);
-        let kernel = m::WgmmaProduct::<WgpuRuntime>::new(
+        let b_arg = a.array::<Array<Vector<l::E, l::N>>>((n * k) as usize, 2);
+        let out_arg = a.array::<Array<f32>>(2, 4);
+        <u32 as LaunchArg>::register(1u32, &mut a.launcher);
+        let kernel = l::WgmmaLoop::<WgpuRuntime>::new(
             settings,
             client.clone(),
-            a_arg,
             b_arg,
-            c_arg,
-            (),
+            out_arg,
             (),
             8usize,
+            warpgroups,
             n,
             k,
-            mn_major,
+            crate::wgmma::check::LoopForm::KMajor,
             dtype,
         );
-        let major = if mn_major { "mn" } else { "k" };
-        out.push((format!("wgmma_product_n{n}_k{k}_{major}"), compile(kernel)?));
-    }
-    let (n, k, warpgroups) = (128u32, 64u32, 2u32);
-    let (settings, mut a) = Args::for_planes(&client, 4 * warpgroups);
-    use wgmma_loop as l;
-    a.launcher.with_scope(|scope| {
-        scope.register_type::<DynamicScalar<l::_E>>(dtype);
-        scope.register_size::<DynamicSize<l::_N>>(8);
-    });
-    let b_arg = a.array::<Array<Vector<l::E, l::N>>>((n * k) as usize, 2);
-    let out_arg = a.array::<Array<f32>>(2, 4);
-    <u32 as LaunchArg>::register(1u32, &mut a.launcher);
-    let kernel = l::WgmmaLoop::<WgpuRuntime>::new(
-        settings,
-        client.clone(),
-        b_arg,
-        out_arg,
-        (),
-        8usize,
-        warpgroups,
-        n,
-        k,
-        crate::wgmma::check::LoopForm::KMajor,
-        dtype,
-    );
-    out.push((format!("wgmma_loop_n{n}_k{k}"), compile(kernel)?));
-    // The prototype, then the pipelined kernel: one generator for both kernel types.
-    // `$scalars` registers the kernel's scalar arguments (the prototype's scale, the
-    // pipelined kernel's problem scalars and launch group) and returns what its launcher
-    // takes for the first; `$after` are the launcher's arguments for the others.
-    macro_rules! attention_source {
-        ($m:ident :: $f:ident, $kernel:ident, $name:literal, $configs:expr, $pipelined:expr, $scalars:expr, [$($map:expr),*], [$($out_map:expr),*], [$($after:expr),*]) => {
-            for (warpgroups, block_kv, d, causal) in $configs {
-                use crate::wgmma::attention::WgmmaFwdParams;
-                use crate::wgmma::$m::$f as f;
-                // The pipelined kernel's producer warpgroup follows its warpgroups.
-                let planes = 4 * (warpgroups + u32::from($pipelined));
-                let (settings, mut a) = Args::for_planes(&client, planes);
-                a.launcher.with_scope(|scope| {
-                    scope.register_type::<DynamicScalar<f::_E>>(dtype);
-                    scope.register_size::<DynamicSize<f::_N>>(8);
-                    scope.register_size::<DynamicSize<f::_NO>>(2);
-                });
-                let shape = [1usize, 2, 256, d as usize];
-                type In = Tensor<Vector<f::E, f::N>>;
-                let (q, k, v) = (
-                    a.tensor::<In>(&shape, 2),
-                    a.tensor::<In>(&shape, 2),
-                    a.tensor::<In>(&shape, 2),
+        out.push((format!("wgmma_loop_n{n}_k{k}"), compile(kernel)?));
+        // The prototype, then the pipelined kernel: one generator for both kernel types.
+        // `$scalars` registers the kernel's scalar arguments (the prototype's scale, the
+        // pipelined kernel's problem scalars and launch group) and returns what its launcher
+        // takes for the first; `$after` are the launcher's arguments for the others.
+        macro_rules! attention_source {
+            ($m:ident :: $f:ident, $kernel:ident, $name:literal, $configs:expr, $pipelined:expr, $scalars:expr, [$($map:expr),*], [$($out_map:expr),*], [$($after:expr),*]) => {
+                for (warpgroups, block_kv, d, causal) in $configs {
+                    use crate::wgmma::attention::WgmmaFwdParams;
+                    use crate::wgmma::$m::$f as f;
+                    // The pipelined kernel's producer warpgroup follows its warpgroups.
+                    let planes = 4 * (warpgroups + u32::from($pipelined));
+                    let (settings, mut a) = Args::for_planes(&client, planes);
+                    a.launcher.with_scope(|scope| {
+                        scope.register_type::<DynamicScalar<f::_E>>(dtype);
+                        scope.register_size::<DynamicSize<f::_N>>(8);
+                        scope.register_size::<DynamicSize<f::_NO>>(2);
+                    });
+                    let shape = [1usize, 2, 256, d as usize];
+                    type In = Tensor<Vector<f::E, f::N>>;
+                    let (q, k, v) = (
+                        a.tensor::<In>(&shape, 2),
+                        a.tensor::<In>(&shape, 2),
+                        a.tensor::<In>(&shape, 2),
+                    );
+                    let o = a.tensor::<Tensor<Vector<f::E, f::NO>>>(&shape, 2);
+                    let lse = a.tensor::<Tensor<f32>>(&shape[..3], 4);
+                    let scalar_arg = ($scalars)(&mut a, d as usize, causal)?;
+                    let params = WgmmaFwdParams {
+                        warpgroups,
+                        block_kv,
+                        head_dim: d,
+                        val_dim: d,
+                        pipelined: $pipelined,
+                        has_right: causal,
+                        out_vec: 2,
+                        tma: $pipelined,
+                        ..Default::default()
+                    };
+                    let params = WgmmaFwdParams {
+                        tma_store: $pipelined && params.tma_store_fits(),
+                        ..params
+                    };
+                    let kernel = f::$kernel::<WgpuRuntime>::new(
+                        settings,
+                        client.clone(),
+                        q,
+                        k,
+                        v,
+                        $($map,)*
+                        o,
+                        $($out_map,)*
+                        lse,
+                        scalar_arg,
+                        $($after,)*
+                        8usize,
+                        2usize,
+                        params,
+                        dtype,
+                    );
+                    let mask = if causal { "_causal" } else { "" };
+                    out.push((
+                        format!(
+                            concat!($name, "_d{}_wg{}_kv{}{}"),
+                            d, warpgroups, block_kv, mask
+                        ),
+                        compile(kernel)?,
+                    ));
+                }
+            };
+        }
+        attention_source!(
+            attention::attention_fwd_wgmma,
+            AttentionFwdWgmma,
+            "attention_fwd_wgmma",
+            [
+                (2u32, 128u32, 128u32, false),
+                (2, 64, 128, false),
+                (3, 64, 128, false),
+                (2, 128, 64, false)
+            ],
+            false,
+            |a: &mut Args, _: usize, _: bool| -> Result<(), String> {
+                <f32 as LaunchArg>::register(1.0f32, &mut a.launcher);
+                Ok(())
+            },
+            [],
+            [],
+            []
+        );
+        attention_source!(
+            pipelined::attention_fwd_wgmma_pipelined,
+            AttentionFwdWgmmaPipelined,
+            "attention_fwd_wgmma_pipelined",
+            [
+                (2u32, 128u32, 128u32, false),
+                (2, 128, 128, true),
+                (2, 64, 64, false),
+                (3, 64, 128, false),
+                (3, 64, 128, true)
+            ],
+            true,
+            |a: &mut Args, d: usize, causal: bool| -> Result<_, String> {
+                let problem = problem("bf16", d, d, causal, false, false, false);
+                let scalars = PortableScalars::register(
+                    scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                    &mut a.launcher,
                 );
-                let o = a.tensor::<Tensor<Vector<f::E, f::NO>>>(&shape, 2);
-                let lse = a.tensor::<Tensor<f32>>(&shape[..3], 4);
-                let scalar_arg = ($scalars)(&mut a, d as usize, causal)?;
-                let params = WgmmaFwdParams {
-                    warpgroups,
-                    block_kv,
-                    head_dim: d,
-                    val_dim: d,
-                    pipelined: $pipelined,
-                    has_right: causal,
-                    out_vec: 2,
-                    tma: $pipelined,
-                    ..Default::default()
-                };
-                let params = WgmmaFwdParams {
-                    tma_store: $pipelined && params.tma_store_fits(),
-                    ..params
-                };
-                let kernel = f::$kernel::<WgpuRuntime>::new(
-                    settings,
-                    client.clone(),
-                    q,
-                    k,
-                    v,
-                    $($map,)*
-                    o,
-                    $($out_map,)*
-                    lse,
-                    scalar_arg,
-                    $($after,)*
-                    8usize,
-                    2usize,
-                    params,
-                    dtype,
-                );
-                let mask = if causal { "_causal" } else { "" };
-                out.push((
-                    format!(
-                        concat!($name, "_d{}_wg{}_kv{}{}"),
-                        d, warpgroups, block_kv, mask
-                    ),
-                    compile(kernel)?,
-                ));
-            }
-        };
-    }
-    attention_source!(
-        attention::attention_fwd_wgmma,
-        AttentionFwdWgmma,
-        "attention_fwd_wgmma",
-        [
-            (2u32, 128u32, 128u32, false),
-            (2, 64, 128, false),
-            (3, 64, 128, false),
-            (2, 128, 64, false)
-        ],
-        false,
-        |a: &mut Args, _: usize, _: bool| -> Result<(), String> {
-            <f32 as LaunchArg>::register(1.0f32, &mut a.launcher);
-            Ok(())
-        },
-        [],
-        [],
-        []
-    );
-    attention_source!(
-        pipelined::attention_fwd_wgmma_pipelined,
-        AttentionFwdWgmmaPipelined,
-        "attention_fwd_wgmma_pipelined",
-        [
-            (2u32, 128u32, 128u32, false),
-            (2, 128, 128, true),
-            (2, 64, 64, false),
-            (3, 64, 128, false),
-            (3, 64, 128, true)
-        ],
-        true,
-        |a: &mut Args, d: usize, causal: bool| -> Result<_, String> {
-            let problem = problem("bf16", d, d, causal, false, false, false);
-            let scalars = PortableScalars::register(
+                <u32 as LaunchArg>::register(1u32, &mut a.launcher);
+                Ok(scalars)
+            },
+            [(), (), ()],
+            [()],
+            [()]
+        );
+        // The backward's two kernels, causal and not, D = 128 (two consumer warpgroups).
+        for causal in [false, true] {
+            use crate::wgmma::backward::{
+                WgmmaBwdParams, attention_bwd_dkdv_wgmma as kv, attention_bwd_dq_wgmma as q,
+            };
+            let params = WgmmaBwdParams {
+                warpgroups: 2,
+                head_dim: 128,
+                val_dim: 128,
+                has_right: causal,
+                out_vec: 2,
+                tma_store: true,
+                ..Default::default()
+            };
+            let problem = problem("bf16", 128, 128, causal, false, false, false);
+            let shape = [1usize, 2, 256, 128];
+            let mask = if causal { "_causal" } else { "" };
+            let (settings, mut a) = Args::for_planes(&client, 12);
+            a.launcher.with_scope(|scope| {
+                scope.register_type::<DynamicScalar<kv::_E>>(dtype);
+                scope.register_size::<DynamicSize<kv::_N>>(8);
+                scope.register_size::<DynamicSize<kv::_NO>>(2);
+            });
+            type KvIn = Tensor<Vector<kv::E, kv::N>>;
+            let (qa, ka) = (a.tensor::<KvIn>(&shape, 2), a.tensor::<KvIn>(&shape, 2));
+            let (la, da) = (
+                a.tensor::<Tensor<f32>>(&shape[..3], 4),
+                a.tensor::<Tensor<f32>>(&shape[..3], 4),
+            );
+            let (dka, dva) = (
+                a.tensor::<Tensor<Vector<kv::E, kv::NO>>>(&shape, 2),
+                a.tensor::<Tensor<Vector<kv::E, kv::NO>>>(&shape, 2),
+            );
+            let sc = PortableScalars::register(
                 scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
                 &mut a.launcher,
             );
-            <u32 as LaunchArg>::register(1u32, &mut a.launcher);
-            Ok(scalars)
-        },
-        [(), (), ()],
-        [()],
-        [()]
-    );
-    // The backward's two kernels, causal and not, D = 128 (two consumer warpgroups).
-    for causal in [false, true] {
-        use crate::wgmma::backward::{
-            WgmmaBwdParams, attention_bwd_dkdv_wgmma as kv, attention_bwd_dq_wgmma as q,
-        };
-        let params = WgmmaBwdParams {
-            warpgroups: 2,
-            head_dim: 128,
-            val_dim: 128,
-            has_right: causal,
-            out_vec: 2,
-            tma_store: true,
-            ..Default::default()
-        };
-        let problem = problem("bf16", 128, 128, causal, false, false, false);
-        let shape = [1usize, 2, 256, 128];
-        let mask = if causal { "_causal" } else { "" };
-        let (settings, mut a) = Args::for_planes(&client, 12);
-        a.launcher.with_scope(|scope| {
-            scope.register_type::<DynamicScalar<kv::_E>>(dtype);
-            scope.register_size::<DynamicSize<kv::_N>>(8);
-            scope.register_size::<DynamicSize<kv::_NO>>(2);
-        });
-        type KvIn = Tensor<Vector<kv::E, kv::N>>;
-        let (qa, ka) = (a.tensor::<KvIn>(&shape, 2), a.tensor::<KvIn>(&shape, 2));
-        let (la, da) = (
-            a.tensor::<Tensor<f32>>(&shape[..3], 4),
-            a.tensor::<Tensor<f32>>(&shape[..3], 4),
-        );
-        let (dka, dva) = (
-            a.tensor::<Tensor<Vector<kv::E, kv::NO>>>(&shape, 2),
-            a.tensor::<Tensor<Vector<kv::E, kv::NO>>>(&shape, 2),
-        );
-        let sc = PortableScalars::register(
-            scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
-            &mut a.launcher,
-        );
-        let kernel = kv::AttentionBwdDkdvWgmma::<WgpuRuntime>::new(
-            settings,
-            client.clone(),
-            qa,
-            ka,
-            la,
-            da,
-            (),
-            (),
-            (),
-            (),
-            dka,
-            dva,
-            (),
-            (),
-            sc,
-            8usize,
-            2usize,
-            params,
-            dtype,
-        );
-        out.push((
-            format!("attention_bwd_dkdv_wgmma_d128{mask}"),
-            compile(kernel)?,
-        ));
-        let (settings, mut a) = Args::for_planes(&client, 12);
-        a.launcher.with_scope(|scope| {
-            scope.register_type::<DynamicScalar<q::_E>>(dtype);
-            scope.register_size::<DynamicSize<q::_N>>(8);
-            scope.register_size::<DynamicSize<q::_NO>>(2);
-        });
-        type QIn = Tensor<Vector<q::E, q::N>>;
-        let (qa, ka) = (a.tensor::<QIn>(&shape, 2), a.tensor::<QIn>(&shape, 2));
-        let (la, da) = (
-            a.tensor::<Tensor<f32>>(&shape[..3], 4),
-            a.tensor::<Tensor<f32>>(&shape[..3], 4),
-        );
-        let dqa = a.tensor::<Tensor<Vector<q::E, q::NO>>>(&shape, 2);
-        let sc = PortableScalars::register(
-            scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
-            &mut a.launcher,
-        );
-        let kernel = q::AttentionBwdDqWgmma::<WgpuRuntime>::new(
-            settings,
-            client.clone(),
-            qa,
-            ka,
-            la,
-            da,
-            (),
-            (),
-            (),
-            (),
-            dqa,
-            (),
-            sc,
-            8usize,
-            2usize,
-            params,
-            dtype,
-        );
-        out.push((
-            format!("attention_bwd_dq_wgmma_d128{mask}"),
-            compile(kernel)?,
-        ));
-    }
-    Ok(out)
+            let kernel = kv::AttentionBwdDkdvWgmma::<WgpuRuntime>::new(
+                settings,
+                client.clone(),
+                qa,
+                ka,
+                la,
+                da,
+                (),
+                (),
+                (),
+                (),
+                dka,
+                dva,
+                (),
+                (),
+                sc,
+                8usize,
+                2usize,
+                params,
+                dtype,
+            );
+            out.push((
+                format!("attention_bwd_dkdv_wgmma_d128{mask}"),
+                compile(kernel)?,
+            ));
+            let (settings, mut a) = Args::for_planes(&client, 12);
+            a.launcher.with_scope(|scope| {
+                scope.register_type::<DynamicScalar<q::_E>>(dtype);
+                scope.register_size::<DynamicSize<q::_N>>(8);
+                scope.register_size::<DynamicSize<q::_NO>>(2);
+            });
+            type QIn = Tensor<Vector<q::E, q::N>>;
+            let (qa, ka) = (a.tensor::<QIn>(&shape, 2), a.tensor::<QIn>(&shape, 2));
+            let (la, da) = (
+                a.tensor::<Tensor<f32>>(&shape[..3], 4),
+                a.tensor::<Tensor<f32>>(&shape[..3], 4),
+            );
+            let dqa = a.tensor::<Tensor<Vector<q::E, q::NO>>>(&shape, 2);
+            let sc = PortableScalars::register(
+                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                &mut a.launcher,
+            );
+            let kernel = q::AttentionBwdDqWgmma::<WgpuRuntime>::new(
+                settings,
+                client.clone(),
+                qa,
+                ka,
+                la,
+                da,
+                (),
+                (),
+                (),
+                (),
+                dqa,
+                (),
+                sc,
+                8usize,
+                2usize,
+                params,
+                dtype,
+            );
+            out.push((
+                format!("attention_bwd_dq_wgmma_d128{mask}"),
+                compile(kernel)?,
+            ));
+        }
+        Ok(out)
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Writes its two scalars and its array's length: what a launch was given.
+    #[cube(launch_unchecked)]
+    fn echo_arguments(out: &mut Array<f32>, a: f32, n: u32) {
+        if ABSOLUTE_POS == 0 {
+            out[0] = a;
+            out[1] = f32::cast_from(n);
+            out[2] = f32::cast_from(out.len());
+        }
+    }
+
+    /// What a launch on this thread reads of its own arguments, on the wgpu device.
+    fn arguments_seen_by_next_launch() -> Vec<f32> {
+        let client = WgpuRuntime::client(&WgpuDevice::default());
+        let handle = client.create_from_slice(&[0u8; 16]);
+        // SAFETY: the kernel writes three of the array's four elements, from one unit.
+        unsafe {
+            echo_arguments::launch_unchecked::<WgpuRuntime>(
+                &client,
+                CubeCount::Static(1, 1, 1),
+                CubeDim::new_1d(1),
+                ArrayArg::from_raw_parts(handle.clone(), 4),
+                2.5,
+                7,
+            );
+        }
+        let bytes = client.read_one(handle).expect("read the echo");
+        bytes
+            .chunks_exact(4)
+            .take(3)
+            .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+            .collect()
+    }
+
+    /// Generating a kernel's source registers its launch arguments and never launches it;
+    /// CubeCL keeps such arguments in thread-local builders until a launch. The next launch on
+    /// the caller's thread must still see only its own arguments (a regression: the wgmma
+    /// probe's leftovers made flint's first forward on an H100 read its shapes from the wrong
+    /// place).
+    #[test]
+    fn generating_sources_leaves_the_next_launch_its_own_arguments() {
+        let own = vec![2.5, 7.0, 4.0];
+        assert_eq!(arguments_seen_by_next_launch(), own, "before any source");
+        let fwd = FwdSourceSpec {
+            dtype: "bf16",
+            head_dim: 64,
+            val_dim: 64,
+            block_q: 64,
+            block_kv: 64,
+            causal: false,
+            features: true,
+        };
+        forward_cuda_source(&fwd).expect("forward source");
+        assert_eq!(
+            arguments_seen_by_next_launch(),
+            own,
+            "after the forward's source"
+        );
+        let client = WgpuRuntime::client(&WgpuDevice::default());
+        crate::wgmma::product_source(&client).expect("the wgmma probe's source");
+        assert_eq!(
+            arguments_seen_by_next_launch(),
+            own,
+            "after the wgmma probe"
+        );
+    }
 
     /// A causal forward (bf16) and a two-kernel backward (f16), D = 64: `(name, source)`.
     fn sources() -> Vec<(String, String)> {
