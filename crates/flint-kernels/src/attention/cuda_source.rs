@@ -1019,6 +1019,21 @@ mod tests {
         );
     }
 
+    /// A launcher dropped with registered arguments (as by a launch that panicked midway,
+    /// which the tuner survives) leaves nothing to the next launch on its thread: the
+    /// workspace's patched `cubecl-core` starts each launcher from empty arguments
+    /// (`vendor/README.md`).
+    #[test]
+    fn an_abandoned_launcher_leaves_the_next_launch_its_own_arguments() {
+        let own = vec![2.5, 7.0, 4.0];
+        let mut abandoned = KernelLauncher::<WgpuRuntime>::new(KernelSettings::default());
+        abandoned.register_scalar(0.125f32);
+        abandoned.register_scalar(3u32);
+        abandoned.register_scalar(5u32);
+        drop(abandoned);
+        assert_eq!(arguments_seen_by_next_launch(), own);
+    }
+
     /// A causal forward (bf16) and a two-kernel backward (f16), D = 64: `(name, source)`.
     fn sources() -> Vec<(String, String)> {
         let fwd = FwdSourceSpec {

@@ -1,0 +1,5 @@
+mod builder;
+mod launcher;
+
+pub use builder::*;
+pub use launcher::*;

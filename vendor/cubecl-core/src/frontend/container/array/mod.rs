@@ -1,0 +1,5 @@
+mod base;
+mod launch;
+
+pub use base::*;
+pub use launch::*;

@@ -1,0 +1,5 @@
+mod comptime;
+mod runtime;
+
+pub use comptime::*;
+pub use runtime::*;

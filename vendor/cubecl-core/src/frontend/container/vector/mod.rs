@@ -1,0 +1,4 @@
+mod base;
+mod ops;
+
+pub use base::*;

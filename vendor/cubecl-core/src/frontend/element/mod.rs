@@ -1,0 +1,20 @@
+mod atomic;
+mod base;
+mod bool;
+mod cast;
+mod cube_elem;
+mod float;
+mod int;
+mod numeric;
+mod typemap;
+mod uint;
+
+pub use atomic::*;
+pub use base::*;
+pub use bool::*;
+pub use cast::*;
+pub use cube_elem::*;
+pub use float::*;
+pub use int::*;
+pub use numeric::*;
+pub use typemap::*;

@@ -1,0 +1,4 @@
+pub mod checked_io;
+pub mod predicate;
+pub mod saturating;
+pub mod unroll;
