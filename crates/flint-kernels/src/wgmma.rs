@@ -324,7 +324,10 @@ pub fn compiler_emits_wgmma<R: Runtime>(client: &ComputeClient<R>) -> bool {
 /// The CUDA source of a 64 x 64 x 16 warpgroup product (bf16 into f32), compiled for sm_90.
 #[cfg(feature = "cuda")]
 pub(crate) fn product_source<R: Runtime>(client: &ComputeClient<R>) -> Result<String, String> {
-    crate::compile_only::on_own_thread(|| {
+    // Allocated here, on the caller's stream: a CubeCL stream (and its memory pools) belongs
+    // to a thread, and the probe's own thread only registers the handle.
+    let handle = client.create_from_slice(&[0u8; 64]);
+    crate::compile_only::on_own_thread(move || {
         use check::wgmma_product as m;
         use cubecl::ir::{ElemType, FloatKind};
         use cubecl::prelude::{DynamicScalar, DynamicSize, KernelLauncher, KernelSettings};
@@ -336,7 +339,6 @@ pub(crate) fn product_source<R: Runtime>(client: &ComputeClient<R>) -> Result<St
             scope.register_type::<DynamicScalar<m::_E>>(dtype);
             scope.register_size::<DynamicSize<m::_N>>(8);
         });
-        let handle = client.create_from_slice(&[0u8; 64]);
         // SAFETY: nothing launches; the handle only stands in for each array's binding.
         let array = || unsafe { ArrayArg::<R>::from_raw_parts(handle.clone(), 16) };
         let a = <Array<m::E> as LaunchArg>::register(array(), &mut launcher);
