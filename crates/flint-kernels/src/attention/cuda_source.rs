@@ -1026,7 +1026,12 @@ mod tests {
     #[test]
     fn an_abandoned_launcher_leaves_the_next_launch_its_own_arguments() {
         let own = vec![2.5, 7.0, 4.0];
+        let client = WgpuRuntime::client(&WgpuDevice::default());
         let mut abandoned = KernelLauncher::<WgpuRuntime>::new(KernelSettings::default());
+        let handle = client.create_from_slice(&[0u8; 64]);
+        // SAFETY: nothing launches; the handle only stands in for the array's binding.
+        let array = unsafe { ArrayArg::<WgpuRuntime>::from_raw_parts(handle, 16) };
+        <Array<f32> as LaunchArg>::register(array, &mut abandoned);
         abandoned.register_scalar(0.125f32);
         abandoned.register_scalar(3u32);
         abandoned.register_scalar(5u32);

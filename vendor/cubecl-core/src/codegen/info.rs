@@ -78,6 +78,13 @@ pub struct InfoBuilder {
 }
 
 impl InfoBuilder {
+    /// flint patch: drops every registered scalar and buffer, keeping the buffers' capacity, so
+    /// that a new launch starts from its own arguments (`KernelLauncher::new`).
+    pub fn clear(&mut self) {
+        self.scalars.clear();
+        self.metadata.clear();
+    }
+
     pub fn finish(&mut self, address_type: AddressType) -> MetadataBindingInfo {
         let addr_packing = INFO_ALIGN / address_type.size();
 

@@ -122,7 +122,25 @@ struct State<T: Pod> {
     offsets: Vec<usize>,
 }
 
+impl<T: Pod> State<T> {
+    /// flint patch: drops every entry and keeps the buffers, as `finish` leaves them.
+    fn clear(&mut self) {
+        self.buffer_lens.clear();
+        self.lengths.clear();
+        self.ranks.clear();
+        self.shapes.clear();
+        self.strides.clear();
+        self.offsets.clear();
+    }
+}
+
 impl MetadataBuilder {
+    /// flint patch: drops every registered buffer (see `InfoBuilder::clear`).
+    pub fn clear(&mut self) {
+        self.state_32.clear();
+        self.state_64.clear();
+    }
+
     /// Add an array to a builder
     pub fn register_array(&mut self, buffer_len: u64, len: u64, address_type: AddressType) {
         match address_type {

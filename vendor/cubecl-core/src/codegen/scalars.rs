@@ -50,6 +50,13 @@ impl ScalarBuilder {
             .sum()
     }
 
+    /// flint patch: drops every value and keeps the buffers, as `finish` leaves them.
+    pub fn clear(&mut self) {
+        for (_, values) in self.scalars.iter_mut() {
+            values.clear();
+        }
+    }
+
     pub fn finish(&mut self, out: &mut [u64]) {
         let mut out_u8 = bytemuck::cast_slice_mut::<u64, u8>(out);
 

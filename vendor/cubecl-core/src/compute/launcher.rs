@@ -204,7 +204,7 @@ impl<R: Runtime> KernelLauncher<R> {
         // dropped without launching (a kernel built only to be compiled, or a launch that
         // panicked while registering its arguments) were sent ahead of the next launch's own.
         #[cfg(feature = "std")]
-        INFO.with_borrow_mut(|info| *info = InfoBuilder::default());
+        INFO.with_borrow_mut(InfoBuilder::clear);
         Self {
             address_type: settings.address_type,
             settings,
