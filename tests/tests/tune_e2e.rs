@@ -266,6 +266,80 @@ fn attention_persists_and_reuses<R: cubecl::Runtime>(
     assert_eq!(tunes(&second_events), 0);
 }
 
+/// A warm call's config is kept by problem (`flint_kernels`' shortcut past the invocation),
+/// but never answers in place of what the selector would answer: a config retuned into the
+/// memory tier, a scoped overlay, an explicit config, another selector.
+#[test]
+fn warm_calls_answer_what_the_selector_would() {
+    use cubecl::prelude::StorageType;
+    use flint_kernels::attention::{
+        AttentionFwdArgs, AttentionFwdConfig, AttentionFwdOp, Variant, choose_attention_fwd,
+    };
+    use flint_kernels::{DeviceLimits, fingerprint};
+    use flint_tune::{Autotune, Invocation, Op, Overlay, overlay};
+
+    let (client, device) = lavapipe();
+    let problem = self_attention(1, 2, 24, 32, "f32", (None, None));
+    let storage = StorageType::Scalar(cubecl::ir::ElemType::Float(cubecl::ir::FloatKind::F32));
+    let no_tuning = || {
+        Policy::default()
+            .with_disk_cache(false)
+            .with_autotune(Autotune::Off)
+    };
+    let selector = Selector::new(no_tuning());
+    let op = AttentionFwdOp::new(DeviceLimits::of(&client));
+    let inv = Invocation::new(op.id(), problem.signature(), fingerprint(&client, &device));
+    let key = op.key(&inv);
+    let put = |config: AttentionFwdConfig| {
+        selector
+            .memory()
+            .insert(inv.fingerprint(), op.id(), op.version(), &key, config)
+    };
+    let choose = |selector: &Selector, config: Option<AttentionFwdConfig>| {
+        let choice = choose_attention_fwd(
+            &client,
+            &device,
+            selector,
+            &problem,
+            storage,
+            config,
+            || -> AttentionFwdArgs<_> { panic!("no tier here benchmarks") },
+        )
+        .unwrap();
+        (choice.config, choice.tier)
+    };
+    let (a, b) = (
+        AttentionFwdConfig::new(Variant::Portable, 16, 16),
+        AttentionFwdConfig::new(Variant::Portable, 32, 16),
+    );
+
+    put(a);
+    for _ in 0..3 {
+        assert_eq!(choose(&selector, None), (a, Tier::Memory));
+    }
+    put(b);
+    assert_eq!(choose(&selector, None), (b, Tier::Memory), "retuned");
+    assert_eq!(choose(&selector, None), (b, Tier::Memory));
+    {
+        let _guard = overlay(Overlay::new().set(&op, a));
+        assert_eq!(choose(&selector, None), (a, Tier::Overlay));
+    }
+    assert_eq!(choose(&selector, Some(a)), (a, Tier::Override));
+    assert_eq!(choose(&selector, None), (b, Tier::Memory));
+    let other = Selector::new(no_tuning());
+    assert_eq!(
+        choose(&other, None).1,
+        Tier::Heuristic,
+        "a selector of its own"
+    );
+    selector.memory().clear();
+    assert_eq!(
+        choose(&selector, None).1,
+        Tier::Heuristic,
+        "a cleared memory tier"
+    );
+}
+
 /// `output[i] = input[i] * mul + 1`: one kernel per `mul`, for the background compiles.
 mod affine_kernel {
     use cubecl::prelude::*;

@@ -57,7 +57,8 @@ pub use policy::{Autotune, CacheMiss, Policy};
 pub use selector::{
     BUNDLE_SCHEMA, Bundle, BundleFile, CACHE_SCHEMA, CacheWriter, Choice, Cleared, DiskCache,
     DiskEntry, EntryCheck, ImportReport, Listing, MAX_BUNDLE_BYTES, MEMORY_CACHE_CAPACITY,
-    MemoryCache, Overlay, OverlayGuard, Selector, Skipped, StoredFile, overlay, overlay_depth,
+    MemoryCache, Overlay, OverlayGuard, Selector, Skipped, StoredFile, WarmMemo, WarmToken,
+    overlay, overlay_depth,
 };
 pub use spec::{OpSpec, OutputShapesFn};
 pub use tuner::{Benchmark, Stats, TuneReport, Tuner};

@@ -22,6 +22,7 @@ mod op;
 pub(crate) mod portable_slices;
 pub(crate) mod portable_tiles;
 mod problem;
+mod warm;
 
 pub use backward::{
     AttentionBwdArgs, choose_attention_bwd, launch_attention_bwd, launch_attention_bwd_chosen,

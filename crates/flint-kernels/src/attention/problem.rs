@@ -38,6 +38,9 @@ pub struct AttentionProblem {
     pub dropout: Option<(f64, u64)>,
 }
 
+// `NaN` never reaches a validated problem, so `==` is an equivalence (a `WarmKey` needs it).
+impl Eq for AttentionProblem {}
+
 // By value, with the floats by their bits, so that equal problems hash alike (`NaN` never
 // reaches a validated problem).
 impl std::hash::Hash for AttentionProblem {

@@ -44,6 +44,9 @@ struct Slot {
 pub struct MemoryCache {
     map: RwLock<HashMap<MemKey, Slot>>,
     clock: AtomicU64,
+    /// Counts inserts and clears, so that a [`WarmMemo`](super::WarmMemo) entry taken at one
+    /// count is known to hold what the map holds while the count stands.
+    generation: AtomicU64,
 }
 
 impl MemoryCache {
@@ -89,6 +92,8 @@ impl MemoryCache {
             map.remove(&victim);
         }
         let used = AtomicU64::new(self.clock.fetch_add(1, Ordering::Relaxed));
+        // Under the write lock: a reader that sees the new count also sees the new entry.
+        self.generation.fetch_add(1, Ordering::Release);
         map.insert(
             key,
             Slot {
@@ -110,6 +115,14 @@ impl MemoryCache {
 
     /// Forgets everything.
     pub fn clear(&self) {
-        self.map.write().unwrap_or_else(|p| p.into_inner()).clear();
+        let mut map = self.map.write().unwrap_or_else(|p| p.into_inner());
+        self.generation.fetch_add(1, Ordering::Release);
+        map.clear();
+    }
+
+    /// How many times the cache has changed (inserts and clears). While it stands, every
+    /// key maps to what it mapped to when it was read.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 }

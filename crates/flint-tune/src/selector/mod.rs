@@ -9,8 +9,10 @@ mod heuristic;
 mod memory_cache;
 mod overlay;
 mod overrides;
+mod warm;
 
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock, RwLock};
 
 pub use bundle::{
@@ -20,6 +22,7 @@ pub use cache_listing::{Cleared, Listing, StoredFile};
 pub use disk_cache::{CACHE_SCHEMA, CacheWriter, DiskCache, DiskEntry};
 pub use memory_cache::{MEMORY_CACHE_CAPACITY, MemoryCache};
 pub use overlay::{Overlay, OverlayGuard, overlay, overlay_depth};
+pub use warm::{WarmMemo, WarmToken};
 
 use crate::record::Recorder;
 use crate::tuner::{Benchmark, TuneReport};
@@ -28,6 +31,7 @@ use crate::{
 };
 
 static GLOBAL: OnceLock<Result<Selector, TuneError>> = OnceLock::new();
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 
 /// A chosen config and the tier that answered.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,6 +50,11 @@ pub struct Selector {
     disk: Option<DiskCache>,
     recorder: Option<Recorder>,
     hook: RwLock<Option<Hook>>,
+    /// Whether `hook` holds one, read without its lock on the warm path.
+    hooked: AtomicBool,
+    /// Tells this selector apart from any other in the process (a [`WarmMemo`] outlives
+    /// the selectors that tests make and drop).
+    id: u64,
     /// One tune at a time: concurrent benchmarks would disturb each other's timings.
     tuning: Mutex<()>,
     /// The calls [`Selector::prepare`] has looked past the memory tier for, so that it
@@ -77,6 +86,8 @@ impl Selector {
             disk,
             recorder,
             hook: RwLock::new(None),
+            hooked: AtomicBool::new(false),
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             tuning: Mutex::new(()),
             prepared: Mutex::new(HashSet::new()),
         }
@@ -120,7 +131,9 @@ impl Selector {
 
     /// Sends every event to `hook` as well as to `log` (replacing any previous hook).
     pub fn set_hook(&self, hook: Option<Hook>) {
-        *self.hook.write().unwrap_or_else(|p| p.into_inner()) = hook;
+        let mut slot = self.hook.write().unwrap_or_else(|p| p.into_inner());
+        self.hooked.store(hook.is_some(), Ordering::Release);
+        *slot = hook;
     }
 
     /// Reports an event to `log` and to the hook.

@@ -2,7 +2,7 @@
 //! a shape bucket), then run the three kernels.
 
 use cubecl::prelude::*;
-use flint_tune::{Choice, Invocation, Op, Selector};
+use flint_tune::{Choice, Invocation, Op, Selector, Tier};
 
 use cubecl::server::MemoryLayoutDescriptor;
 use cubecl::zspace::Shape;
@@ -15,6 +15,7 @@ use crate::attention::forward::cmma::score_vector;
 use crate::attention::forward::{
     MAX_GRID_Y, causal_order, head_groups, scalars, streaming_multiprocessors, tile_map, vector_ok,
 };
+use crate::attention::warm::{self, WarmKey};
 use crate::attention::{AttentionBwdConfig, AttentionBwdOp, AttentionProblem, Variant};
 use crate::wgmma::backward::{
     TILE, WgmmaBwdParams, attention_bwd_dkdv_wgmma, attention_bwd_dq_wgmma,
@@ -131,6 +132,18 @@ pub fn choose_attention_bwd<R: Runtime>(
     config: Option<AttentionBwdConfig>,
     args: impl Fn() -> AttentionBwdArgs<R> + Send + Sync,
 ) -> Result<Choice<AttentionBwdConfig>, KernelError> {
+    let warm_key = config
+        .is_none()
+        .then(|| WarmKey::new::<R>(device, problem, dtype, dbias));
+    if let Some(key) = &warm_key
+        && let Some(config) = warm::BWD.get(selector, key)
+    {
+        return Ok(Choice {
+            config,
+            tier: Tier::Memory,
+        });
+    }
+    let token = selector.warm_token();
     let (op, mut inv) = bwd_invocation(client, device, problem, dbias);
     if let Some(config) = config {
         inv = inv.with_override(config);
@@ -138,7 +151,11 @@ pub fn choose_attention_bwd<R: Runtime>(
     let mut bench = CubeclBenchmark::new(client, "attention_bwd", |c: &AttentionBwdConfig, d| {
         launch_with(client, problem, dtype, dbias, c, &args, d)
     });
-    Ok(selector.choose(&op, &inv, Some(&mut bench))?)
+    let choice = selector.choose(&op, &inv, Some(&mut bench))?;
+    if let Some(key) = warm_key {
+        warm::BWD.remember(token, key, &choice);
+    }
+    Ok(choice)
 }
 
 /// Starts compiling the backward's candidates for `problem` ahead of its first call, when
@@ -158,6 +175,13 @@ pub fn prepare_attention_bwd<R: Runtime>(
     args: impl Fn() -> AttentionBwdArgs<R> + Send + Sync,
 ) -> bool {
     if !crate::compiles_in_background(client) {
+        return false;
+    }
+    // A config kept for this call came from the memory tier: nothing to prepare.
+    if warm::BWD
+        .get(selector, &WarmKey::new::<R>(device, problem, dtype, dbias))
+        .is_some()
+    {
         return false;
     }
     let (op, inv) = bwd_invocation(client, device, problem, dbias);

@@ -4,13 +4,14 @@
 use cubecl::prelude::*;
 use cubecl::server::{MemoryLayout, MemoryLayoutDescriptor};
 use cubecl::zspace::Shape;
-use flint_tune::{Choice, Invocation, Op, Selector};
+use flint_tune::{Choice, Invocation, Op, Selector, Tier};
 
 use super::cmma::{CmmaParams, attention_fwd_cmma, score_vector};
 use super::combine::{COMBINE_PLANES, attention_fwd_combine};
 use super::mma::{MmaParams, attention_fwd_mma};
 use super::portable::{PortableParams, PortableScalarsLaunch, attention_fwd_portable};
 use crate::attention::dropout::kernel_seed;
+use crate::attention::warm::{self, WarmKey};
 use crate::attention::{AttentionFwdConfig, AttentionFwdOp, AttentionProblem, Variant};
 use crate::wgmma::attention::WgmmaFwdParams;
 use crate::wgmma::pipelined::attention_fwd_wgmma_pipelined;
@@ -95,6 +96,18 @@ pub fn choose_attention_fwd<R: Runtime>(
     config: Option<AttentionFwdConfig>,
     args: impl Fn() -> AttentionFwdArgs<R> + Send + Sync,
 ) -> Result<Choice<AttentionFwdConfig>, KernelError> {
+    let warm_key = config
+        .is_none()
+        .then(|| WarmKey::new::<R>(device, problem, dtype, false));
+    if let Some(key) = &warm_key
+        && let Some(config) = warm::FWD.get(selector, key)
+    {
+        return Ok(Choice {
+            config,
+            tier: Tier::Memory,
+        });
+    }
+    let token = selector.warm_token();
     let op = AttentionFwdOp::new(DeviceLimits::of(client));
     let mut inv = Invocation::new(
         op.id(),
@@ -107,7 +120,11 @@ pub fn choose_attention_fwd<R: Runtime>(
     let mut bench = CubeclBenchmark::new(client, "attention_fwd", |c: &AttentionFwdConfig, d| {
         launch_with(client, problem, dtype, c, args(), d)
     });
-    Ok(selector.choose(&op, &inv, Some(&mut bench))?)
+    let choice = selector.choose(&op, &inv, Some(&mut bench))?;
+    if let Some(key) = warm_key {
+        warm::FWD.remember(token, key, &choice);
+    }
+    Ok(choice)
 }
 
 fn launch_with<R: Runtime>(
