@@ -52,6 +52,8 @@ pub struct Selector {
     hook: RwLock<Option<Hook>>,
     /// Whether `hook` holds one, read without its lock on the warm path.
     hooked: AtomicBool,
+    /// Whether the hook is told of memory-tier hits (see `set_hook_skipping_memory_hits`).
+    hook_memory_hits: AtomicBool,
     /// Tells this selector apart from any other in the process (a [`WarmMemo`] outlives
     /// the selectors that tests make and drop).
     id: u64,
@@ -87,6 +89,7 @@ impl Selector {
             recorder,
             hook: RwLock::new(None),
             hooked: AtomicBool::new(false),
+            hook_memory_hits: AtomicBool::new(true),
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             tuning: Mutex::new(()),
             prepared: Mutex::new(HashSet::new()),
@@ -130,15 +133,45 @@ impl Selector {
     }
 
     /// Sends every event to `hook` as well as to `log` (replacing any previous hook).
+    ///
+    /// A hook that is told of every memory-tier hit also takes warm calls off their shortcut
+    /// ([`WarmMemo`]); one that watches tuning and the caches can use
+    /// [`set_hook_skipping_memory_hits`](Self::set_hook_skipping_memory_hits) instead.
     pub fn set_hook(&self, hook: Option<Hook>) {
+        self.install_hook(hook, true);
+    }
+
+    /// Sends every event but memory-tier hits (a warm call's answer) to `hook` as well as to
+    /// `log`, replacing any previous hook: disk hits, tuning, rejections and failures reach it,
+    /// and warm calls keep their shortcut ([`WarmMemo`]).
+    pub fn set_hook_skipping_memory_hits(&self, hook: Option<Hook>) {
+        self.install_hook(hook, false);
+    }
+
+    fn install_hook(&self, hook: Option<Hook>, memory_hits: bool) {
         let mut slot = self.hook.write().unwrap_or_else(|p| p.into_inner());
+        self.hook_memory_hits.store(memory_hits, Ordering::Release);
         self.hooked.store(hook.is_some(), Ordering::Release);
         *slot = hook;
     }
 
+    /// Whether the hook, if any, is told of memory-tier hits.
+    fn hook_sees_memory_hits(&self) -> bool {
+        self.hooked.load(Ordering::Acquire) && self.hook_memory_hits.load(Ordering::Acquire)
+    }
+
     /// Reports an event to `log` and to the hook.
     pub(crate) fn emit(&self, op: &str, key: &CallKey, kind: impl FnOnce() -> EventKind) {
-        let hook = self.hook.read().unwrap_or_else(|p| p.into_inner()).clone();
+        self.emit_to(op, key, true, kind);
+    }
+
+    /// Reports an event to `log`, and to the hook when `to_hook`.
+    fn emit_to(&self, op: &str, key: &CallKey, to_hook: bool, kind: impl FnOnce() -> EventKind) {
+        let hook = if to_hook {
+            self.hook.read().unwrap_or_else(|p| p.into_inner()).clone()
+        } else {
+            None
+        };
         let event = Event {
             op,
             key,
@@ -153,13 +186,13 @@ impl Selector {
     /// Reports a hit; skips building the event when neither the hook nor the logger wants
     /// it, which keeps a warm call free of formatting.
     fn emit_hit<C: std::fmt::Debug>(&self, op: &str, key: &CallKey, tier: Tier, config: &C) {
-        let hooked = self
-            .hook
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_some();
-        if hooked || log::log_enabled!(crate::events::hit_level(tier)) {
-            self.emit(op, key, || EventKind::Hit {
+        let to_hook = if tier == Tier::Memory {
+            self.hook_sees_memory_hits()
+        } else {
+            self.hooked.load(Ordering::Acquire)
+        };
+        if to_hook || log::log_enabled!(crate::events::hit_level(tier)) {
+            self.emit_to(op, key, to_hook, || EventKind::Hit {
                 tier,
                 config: format!("{config:?}"),
             });

@@ -21,8 +21,8 @@ pub struct WarmToken {
 /// valid while the selector's memory tier is unchanged.
 ///
 /// [`WarmMemo::get`] answers only where [`Selector::choose`] would answer from memory with
-/// the same config and report nothing: no overlay on this thread, no hook, memory hits not
-/// logged, and no config passed by the caller (the caller's own rule: it asks the memo only
+/// the same config and report nothing: no overlay on this thread, no hook that is told of
+/// memory hits, memory hits not logged, and no config passed by the caller (the caller's own rule: it asks the memo only
 /// without one). Anything else goes through the tiers as before.
 pub struct WarmMemo<K, C> {
     map: RwLock<HashMap<K, (WarmToken, C)>>,
@@ -79,9 +79,10 @@ impl<K: Hash + Eq, C: Clone> WarmMemo<K, C> {
 impl Selector {
     /// The token under which a memory-tier answer may be reused without the tiers
     /// ([`WarmMemo`]); `None` when a call must go through them: an overlay is active on this
-    /// thread, a hook is set, or memory hits are logged.
+    /// thread, a hook is told of memory hits ([`Selector::set_hook`]), or memory hits are
+    /// logged.
     pub fn warm_token(&self) -> Option<WarmToken> {
-        if self.hooked.load(std::sync::atomic::Ordering::Acquire)
+        if self.hook_sees_memory_hits()
             || super::overlay_depth() > 0
             || log::log_enabled!(crate::events::hit_level(Tier::Memory))
         {
@@ -201,6 +202,32 @@ mod tests {
         assert_eq!(memo.get(&sel, &1000), None, "a hook sees every hit");
         sel.set_hook(None);
         assert_eq!(memo.get(&sel, &1000), Some(128));
+    }
+
+    #[test]
+    fn a_hook_that_skips_memory_hits_keeps_the_shortcut_and_sees_the_rest() {
+        let (sel, memo) = (selector(), WarmMemo::default());
+        warm(&sel, &memo, 1000, 128);
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        sel.set_hook_skipping_memory_hits(Some(Arc::new(move |e: &crate::Event<'_>| {
+            if let crate::EventKind::Hit { tier, .. } = e.kind {
+                sink.lock().unwrap().push(tier);
+            }
+        })));
+        assert_eq!(memo.get(&sel, &1000), Some(128));
+        sel.choose(&Threads, &inv(1000), None)
+            .expect("a memory hit");
+        sel.choose(&Threads, &inv(2000), None)
+            .expect("the heuristic");
+        assert_eq!(*seen.lock().unwrap(), vec![Tier::Heuristic]);
+
+        sel.set_hook(Some(Arc::new(move |e: &crate::Event<'_>| {
+            if let crate::EventKind::Hit { tier, .. } = e.kind {
+                seen.lock().unwrap().push(tier);
+            }
+        })));
+        assert_eq!(memo.get(&sel, &1000), None, "a hook told of every hit");
     }
 
     #[test]
