@@ -1385,6 +1385,7 @@ fn run_cuda(args: &Args, list: &[Workload], points: &mut Vec<Point>) -> Result<S
         direct_overhead::<burn_cubecl::CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>>(
             &device, args,
         );
+        launch_overhead::<cubecl::cuda::CudaRuntime, u8>(&device, args);
     }
     if args.overhead && !args.no_fusion && !args.bwd {
         fusion_overhead::<burn_cubecl::CubeBackend<cubecl::cuda::CudaRuntime, f32, i32, u8>>(
@@ -1413,6 +1414,7 @@ fn run_wgpu(args: &Args, list: &[Workload], points: &mut Vec<Point>) -> Result<S
         direct_overhead::<burn_cubecl::CubeBackend<cubecl::wgpu::WgpuRuntime, f32, i32, u32>>(
             &device, args,
         );
+        launch_overhead::<cubecl::wgpu::WgpuRuntime, u32>(&device, args);
     }
     if args.overhead && !args.bwd {
         fusion_overhead::<burn_cubecl::CubeBackend<cubecl::wgpu::WgpuRuntime, f32, i32, u32>>(
@@ -1455,22 +1457,7 @@ fn direct_overhead<B: FlashAttentionBackend>(device: &B::Device, args: &Args) {
         }),
     );
     // The selector alone: the config of the same problem, as a call on a warm cache asks.
-    let [b, h, s, d] = OVERHEAD_SHAPE;
-    let problem = flint::kernels::attention::AttentionProblem {
-        batch: b,
-        heads: h,
-        kv_heads: h,
-        seq_q: s,
-        seq_kv: s,
-        head_dim: d,
-        val_dim: d,
-        dtype: dtype_label(args.dtype),
-        scale: 1.0 / (d as f64).sqrt(),
-        softcap: None,
-        window: (None, None),
-        has_bias: false,
-        dropout: None,
-    };
+    let problem = overhead_problem(args.dtype);
     let started = Instant::now();
     for _ in 0..OVERHEAD_CALLS {
         let _ = B::flash_attention_fwd_config(&problem, args.dtype, device, None);
@@ -1486,6 +1473,81 @@ fn direct_overhead<B: FlashAttentionBackend>(device: &B::Device, args: &Args) {
     report(
         "Burn's q * k",
         call_overhead::<B, _>(device, args.dtype, |q, k, _| q * k),
+    );
+}
+
+/// The problem of a call at [`OVERHEAD_SHAPE`], as `flint` makes it.
+fn overhead_problem(dtype: DType) -> AttentionProblem {
+    let [b, h, s, d] = OVERHEAD_SHAPE;
+    AttentionProblem {
+        batch: b,
+        heads: h,
+        kv_heads: h,
+        seq_q: s,
+        seq_kv: s,
+        head_dim: d,
+        val_dim: d,
+        dtype: dtype_label(dtype),
+        scale: 1.0 / (d as f64).sqrt(),
+        softcap: None,
+        window: (None, None),
+        has_bias: false,
+        dropout: None,
+    }
+}
+
+/// `--overhead`: the forward's launch alone (`launch_attention_fwd_chosen` with the config of
+/// [`overhead_config`], into outputs made once), without Burn's tensors, `flint`'s checks,
+/// the selector or the outputs' allocation: what CubeCL's launch of flint's kernel costs.
+fn launch_overhead<R, BT>(device: &R::Device, args: &Args)
+where
+    R: burn_cubecl::CubeRuntime,
+    BT: burn_cubecl::BoolElement,
+{
+    type B<R, BT> = burn_cubecl::CubeBackend<R, f32, i32, BT>;
+    let problem = overhead_problem(args.dtype);
+    let config = overhead_config(args.dtype);
+    let dtype = args.dtype;
+    let made = |t: Tensor<B<R, BT>, 4>| t.into_primitive().tensor();
+    let out = made(overhead_input::<B<R, BT>>(device, dtype));
+    let lse = made(Tensor::<B<R, BT>, 4>::zeros(
+        [OVERHEAD_SHAPE[0], OVERHEAD_SHAPE[1], OVERHEAD_SHAPE[2], 1],
+        (device, DType::F32),
+    ));
+    let bias = made(Tensor::<B<R, BT>, 4>::zeros(
+        [1, 1, 1, 1],
+        (device, DType::F32),
+    ));
+    let rand = || overhead_input::<B<R, BT>>(device, dtype);
+    let overhead = overhead_loop(
+        || {
+            let _ = <B<R, BT> as Backend>::sync(device);
+        },
+        [rand(), rand(), rand()],
+        |q, k, v| {
+            let (q, k, v) = (made(q), made(k), made(v));
+            let args = flint::kernels::attention::AttentionFwdArgs {
+                q: q.clone().into_tensor_arg(),
+                k: k.into_tensor_arg(),
+                v: v.into_tensor_arg(),
+                bias: bias.clone().into_tensor_arg(),
+                bias_strides: (0, 0),
+                out: out.clone().into_tensor_arg(),
+                lse: lse.clone().into_tensor_arg(),
+            };
+            flint::kernels::attention::launch_attention_fwd_chosen(
+                &q.client,
+                &problem,
+                dtype.into(),
+                &config,
+                args,
+            )
+            .expect("the overhead config launches");
+        },
+    );
+    println!(
+        "# the launch alone ({config:?}, outputs made once) on CubeBackend (no fusion), \
+         {OVERHEAD_CALLS} calls at {OVERHEAD_SHAPE:?}: {overhead}"
     );
 }
 
