@@ -231,6 +231,44 @@ mod tests {
     }
 
     #[test]
+    fn readers_racing_a_retune_end_on_the_last_config() {
+        let (sel, memo) = (selector(), WarmMemo::default());
+        warm(&sel, &memo, 1000, 1);
+        let key = Threads.key(&inv(1000));
+        let last = 1u32 << 12;
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..2000 {
+                        // As a launcher: the memo, else the tiers, then keep the answer.
+                        if let Some(c) = memo.get(&sel, &1000) {
+                            assert!(c.is_power_of_two() && c <= last, "{c} was never stored");
+                            continue;
+                        }
+                        let token = sel.warm_token();
+                        let choice = sel.choose(&Threads, &inv(1000), None).expect("a hit");
+                        memo.remember(token, 1000, &choice);
+                    }
+                });
+            }
+            s.spawn(|| {
+                for shift in 1..=12 {
+                    sel.memory()
+                        .insert(inv(1000).fingerprint(), "threads", 1, &key, 1u32 << shift);
+                    std::thread::yield_now();
+                }
+            });
+        });
+        // Whatever the interleaving, the memo never answers a config the tier has replaced.
+        let after = memo.get(&sel, &1000);
+        assert!(after.is_none() || after == Some(last), "stale: {after:?}");
+        let token = sel.warm_token();
+        let choice = sel.choose(&Threads, &inv(1000), None).expect("a hit");
+        memo.remember(token, 1000, &choice);
+        assert_eq!(memo.get(&sel, &1000), Some(last));
+    }
+
+    #[test]
     fn only_memory_hits_are_kept() {
         let (sel, memo) = (selector(), WarmMemo::default());
         let token = sel.warm_token();
