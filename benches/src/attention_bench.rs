@@ -556,6 +556,23 @@ where
         );
         let untracked = autodiff_overhead::<B>(device, a.dtype, flint::flash_attention);
         println!("# the same with nothing tracked: {untracked}");
+        // A training step's attention: the forward with q tracked, then the backward to dq.
+        let step = || {
+            autodiff_overhead::<B>(device, a.dtype, |q, k, v| {
+                let q = q.require_grad();
+                let grads = flint::flash_attention(q.clone(), k, v).sum().backward();
+                let dq = q.grad(&grads).expect("q is tracked");
+                Tensor::from_inner(dq)
+            })
+        };
+        println!(
+            "# a step: forward (q tracked), sum, backward to dq, warm cache, {OVERHEAD_CALLS} steps at {OVERHEAD_SHAPE:?}: {}",
+            step()
+        );
+        println!(
+            "# the same through the selector's tiers (no warm shortcut): {}",
+            through_the_tiers(step)
+        );
     }
     println!(
         "name d causal seq batch heads fwd_ms fwd_tflops bwd_ms bwd_tflops fwdbwd_ms reserved_gib label"
@@ -892,6 +909,47 @@ const PORTABLE_TILINGS: [(u32, u32); 8] = [
     (128, 64),
 ];
 
+/// Prints each autotuned bucket's wall time, its candidates' compiles included, after each
+/// candidate's timing or why it was skipped (what the choice was made on). The hook skips
+/// memory hits, so that warm calls keep their shortcut past the selector's tiers.
+pub fn install_tuning_hook() {
+    if let Ok(selector) = flint::Selector::global() {
+        selector.set_hook_skipping_memory_hits(Some(tuning_hook()));
+    }
+}
+
+fn tuning_hook() -> flint::tune::Hook {
+    std::sync::Arc::new(|e: &flint::tune::Event<'_>| {
+        use flint::tune::EventKind;
+        match &e.kind {
+            EventKind::TuneFinished {
+                config, elapsed, ..
+            } => println!(
+                "# tuned {} in {:.2} s -> {config}",
+                e.op,
+                elapsed.as_secs_f64()
+            ),
+            // The selector's own wording of each candidate's timing or failure.
+            EventKind::CandidateTimed { .. } | EventKind::CandidateFailed { .. } => {
+                println!("#   {e}")
+            }
+            _ => {}
+        }
+    })
+}
+
+/// Runs `measure` with every call taken through the selector's tiers (the same hook, told of
+/// memory hits, which takes calls off their warm shortcut), as before the shortcut existed.
+fn through_the_tiers<T>(measure: impl FnOnce() -> T) -> T {
+    let Ok(selector) = flint::Selector::global() else {
+        return measure();
+    };
+    selector.set_hook(Some(tuning_hook()));
+    let out = measure();
+    selector.set_hook_skipping_memory_hits(Some(tuning_hook()));
+    out
+}
+
 /// The roofline bandwidth where neither `--peak-gbps` nor the device gives one: an H100's
 /// HBM3, in GB/s.
 const DEFAULT_PEAK_GBPS: f64 = 3350.0;
@@ -1042,6 +1100,10 @@ fn run<B: FlashAttentionBackend>(
         println!(
             "# flash_attention, warm cache, {OVERHEAD_CALLS} calls at {OVERHEAD_SHAPE:?}: {flint}"
         );
+        let tiers = through_the_tiers(|| {
+            call_overhead::<B, _>(device, a.dtype, |q, k, v| flint::flash_attention(q, k, v))
+        });
+        println!("# the same through the selector's tiers (no warm shortcut): {tiers}");
         // The same loop over one Burn op of the same backend: its own dispatch cost.
         let burn = call_overhead::<B, _>(device, a.dtype, |q, k, _| q * k);
         println!("# the same for Burn's elementwise q * k: {burn}");
@@ -1447,6 +1509,14 @@ fn direct_overhead<B: FlashAttentionBackend>(device: &B::Device, args: &Args) {
         "call overhead",
         call_overhead::<B, _>(device, args.dtype, |q, k, v| {
             flint::flash_attention(q, k, v)
+        }),
+    );
+    report(
+        "the same through the selector's tiers (no warm shortcut)",
+        through_the_tiers(|| {
+            call_overhead::<B, _>(device, args.dtype, |q, k, v| {
+                flint::flash_attention(q, k, v)
+            })
         }),
     );
     let config = overhead_config(args.dtype);

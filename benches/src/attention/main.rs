@@ -12,27 +12,7 @@ fn main() -> std::process::ExitCode {
     }
     // Each autotuned bucket's wall time, its candidates' compiles included, after each
     // candidate's timing or why it was skipped (what the choice was made on).
-    if let Ok(selector) = flint::Selector::global() {
-        selector.set_hook_skipping_memory_hits(Some(std::sync::Arc::new(
-            |e: &flint::tune::Event<'_>| {
-                use flint::tune::EventKind;
-                match &e.kind {
-                    EventKind::TuneFinished {
-                        config, elapsed, ..
-                    } => println!(
-                        "# tuned {} in {:.2} s -> {config}",
-                        e.op,
-                        elapsed.as_secs_f64()
-                    ),
-                    // The selector's own wording of each candidate's timing or failure.
-                    EventKind::CandidateTimed { .. } | EventKind::CandidateFailed { .. } => {
-                        println!("#   {e}")
-                    }
-                    _ => {}
-                }
-            },
-        )));
-    }
+    flint_benches::attention_bench::install_tuning_hook();
     let result = flint_benches::attention_bench::parse(std::env::args().skip(1))
         .and_then(|args| flint_benches::attention_bench::run_bench(&args));
     match result {
