@@ -8,9 +8,10 @@ use std::sync::LazyLock;
 use cubecl::device::{Device, DeviceId};
 use cubecl::ir::StorageType;
 use cubecl::prelude::Runtime;
-use flint_tune::WarmMemo;
+use flint_tune::{Choice, Selector, Tier, WarmMemo};
 
 use super::{AttentionBwdConfig, AttentionFwdConfig, AttentionProblem};
+use crate::KernelError;
 
 /// One call as a launcher sees it: the runtime and device, the problem and the element type
 /// (and, for the backward, whether it makes the bias gradient).
@@ -47,3 +48,29 @@ pub(crate) static FWD: LazyLock<WarmMemo<WarmKey, AttentionFwdConfig>> =
 /// The backward's kept answers.
 pub(crate) static BWD: LazyLock<WarmMemo<WarmKey, AttentionBwdConfig>> =
     LazyLock::new(WarmMemo::default);
+
+/// The config of a call from `memo` where it holds the memory tier's current answer (`key` is
+/// `None` for a call that gave its own config), else from `choose` (the selector's tiers),
+/// keeping a memory-tier answer for the next call.
+pub(crate) fn choose_warm<C: Clone>(
+    memo: &WarmMemo<WarmKey, C>,
+    selector: &Selector,
+    key: Option<WarmKey>,
+    choose: impl FnOnce() -> Result<Choice<C>, KernelError>,
+) -> Result<Choice<C>, KernelError> {
+    if let Some(key) = &key
+        && let Some(config) = memo.get(selector, key)
+    {
+        return Ok(Choice {
+            config,
+            tier: Tier::Memory,
+        });
+    }
+    // Read before choosing: a change of the memory tier meanwhile leaves the entry stale.
+    let token = selector.warm_token();
+    let choice = choose()?;
+    if let Some(key) = key {
+        memo.remember(token, key, &choice);
+    }
+    Ok(choice)
+}

@@ -2,7 +2,7 @@
 //! a shape bucket), then run the three kernels.
 
 use cubecl::prelude::*;
-use flint_tune::{Choice, Invocation, Op, Selector, Tier};
+use flint_tune::{Choice, Invocation, Op, Selector};
 
 use cubecl::server::MemoryLayoutDescriptor;
 use cubecl::zspace::Shape;
@@ -135,27 +135,17 @@ pub fn choose_attention_bwd<R: Runtime>(
     let warm_key = config
         .is_none()
         .then(|| WarmKey::new::<R>(device, problem, dtype, dbias));
-    if let Some(key) = &warm_key
-        && let Some(config) = warm::BWD.get(selector, key)
-    {
-        return Ok(Choice {
-            config,
-            tier: Tier::Memory,
-        });
-    }
-    let token = selector.warm_token();
-    let (op, mut inv) = bwd_invocation(client, device, problem, dbias);
-    if let Some(config) = config {
-        inv = inv.with_override(config);
-    }
-    let mut bench = CubeclBenchmark::new(client, "attention_bwd", |c: &AttentionBwdConfig, d| {
-        launch_with(client, problem, dtype, dbias, c, &args, d)
-    });
-    let choice = selector.choose(&op, &inv, Some(&mut bench))?;
-    if let Some(key) = warm_key {
-        warm::BWD.remember(token, key, &choice);
-    }
-    Ok(choice)
+    warm::choose_warm(&warm::BWD, selector, warm_key, || {
+        let (op, mut inv) = bwd_invocation(client, device, problem, dbias);
+        if let Some(config) = config {
+            inv = inv.with_override(config);
+        }
+        let mut bench =
+            CubeclBenchmark::new(client, "attention_bwd", |c: &AttentionBwdConfig, d| {
+                launch_with(client, problem, dtype, dbias, c, &args, d)
+            });
+        Ok(selector.choose(&op, &inv, Some(&mut bench))?)
+    })
 }
 
 /// Starts compiling the backward's candidates for `problem` ahead of its first call, when

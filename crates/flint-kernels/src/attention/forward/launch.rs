@@ -4,7 +4,7 @@
 use cubecl::prelude::*;
 use cubecl::server::{MemoryLayout, MemoryLayoutDescriptor};
 use cubecl::zspace::Shape;
-use flint_tune::{Choice, Invocation, Op, Selector, Tier};
+use flint_tune::{Choice, Invocation, Op, Selector};
 
 use super::cmma::{CmmaParams, attention_fwd_cmma, score_vector};
 use super::combine::{COMBINE_PLANES, attention_fwd_combine};
@@ -99,32 +99,22 @@ pub fn choose_attention_fwd<R: Runtime>(
     let warm_key = config
         .is_none()
         .then(|| WarmKey::new::<R>(device, problem, dtype, false));
-    if let Some(key) = &warm_key
-        && let Some(config) = warm::FWD.get(selector, key)
-    {
-        return Ok(Choice {
-            config,
-            tier: Tier::Memory,
-        });
-    }
-    let token = selector.warm_token();
-    let op = AttentionFwdOp::new(DeviceLimits::of(client));
-    let mut inv = Invocation::new(
-        op.id(),
-        problem.signature(),
-        fingerprint::<R>(client, device),
-    );
-    if let Some(config) = config {
-        inv = inv.with_override(config);
-    }
-    let mut bench = CubeclBenchmark::new(client, "attention_fwd", |c: &AttentionFwdConfig, d| {
-        launch_with(client, problem, dtype, c, args(), d)
-    });
-    let choice = selector.choose(&op, &inv, Some(&mut bench))?;
-    if let Some(key) = warm_key {
-        warm::FWD.remember(token, key, &choice);
-    }
-    Ok(choice)
+    warm::choose_warm(&warm::FWD, selector, warm_key, || {
+        let op = AttentionFwdOp::new(DeviceLimits::of(client));
+        let mut inv = Invocation::new(
+            op.id(),
+            problem.signature(),
+            fingerprint::<R>(client, device),
+        );
+        if let Some(config) = config {
+            inv = inv.with_override(config);
+        }
+        let mut bench =
+            CubeclBenchmark::new(client, "attention_fwd", |c: &AttentionFwdConfig, d| {
+                launch_with(client, problem, dtype, c, args(), d)
+            });
+        Ok(selector.choose(&op, &inv, Some(&mut bench))?)
+    })
 }
 
 fn launch_with<R: Runtime>(
