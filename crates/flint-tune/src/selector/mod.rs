@@ -50,10 +50,9 @@ pub struct Selector {
     disk: Option<DiskCache>,
     recorder: Option<Recorder>,
     hook: RwLock<Option<Hook>>,
-    /// Whether `hook` holds one, read without its lock on the warm path.
-    hooked: AtomicBool,
-    /// Whether the hook is told of memory-tier hits (see `set_hook_skipping_memory_hits`).
-    hook_memory_hits: AtomicBool,
+    /// Whether `hook` holds one that is told of memory-tier hits (`set_hook`, not
+    /// `set_hook_skipping_memory_hits`): read without the lock on the warm path.
+    hook_sees_memory_hits: AtomicBool,
     /// Tells this selector apart from any other in the process (a [`WarmMemo`] outlives
     /// the selectors that tests make and drop).
     id: u64,
@@ -88,8 +87,7 @@ impl Selector {
             disk,
             recorder,
             hook: RwLock::new(None),
-            hooked: AtomicBool::new(false),
-            hook_memory_hits: AtomicBool::new(true),
+            hook_sees_memory_hits: AtomicBool::new(false),
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             tuning: Mutex::new(()),
             prepared: Mutex::new(HashSet::new()),
@@ -150,14 +148,14 @@ impl Selector {
 
     fn install_hook(&self, hook: Option<Hook>, memory_hits: bool) {
         let mut slot = self.hook.write().unwrap_or_else(|p| p.into_inner());
-        self.hook_memory_hits.store(memory_hits, Ordering::Release);
-        self.hooked.store(hook.is_some(), Ordering::Release);
+        self.hook_sees_memory_hits
+            .store(memory_hits && hook.is_some(), Ordering::Release);
         *slot = hook;
     }
 
-    /// Whether the hook, if any, is told of memory-tier hits.
+    /// Whether a hook is set that is told of memory-tier hits.
     fn hook_sees_memory_hits(&self) -> bool {
-        self.hooked.load(Ordering::Acquire) && self.hook_memory_hits.load(Ordering::Acquire)
+        self.hook_sees_memory_hits.load(Ordering::Acquire)
     }
 
     /// Reports an event to `log` and to the hook.
@@ -189,7 +187,10 @@ impl Selector {
         let to_hook = if tier == Tier::Memory {
             self.hook_sees_memory_hits()
         } else {
-            self.hooked.load(Ordering::Acquire)
+            self.hook
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_some()
         };
         if to_hook || log::log_enabled!(crate::events::hit_level(tier)) {
             self.emit_to(op, key, to_hook, || EventKind::Hit {
