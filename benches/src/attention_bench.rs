@@ -671,8 +671,12 @@ where
                 mma(64, 32).with_planes(8),
             ]
             .map(AttentionBwdConfig::with_grid);
-            // The warpgroup-MMA backward (sm_90; refused, and said so, elsewhere).
-            let wgmma = [AttentionBwdConfig::new(Variant::Wgmma, 128, 128)];
+            // The warpgroup-MMA backward (sm_90; refused, and said so, elsewhere), and with dQ
+            // fused (D = 128).
+            let wgmma = [
+                AttentionBwdConfig::new(Variant::Wgmma, 128, 128),
+                AttentionBwdConfig::new(Variant::Wgmma, 128, 128).with_fused_dq(),
+            ];
             // The portable tilings, with the accumulators in shared memory and in registers
             // (CUDA and ROCm; refused, and said so, elsewhere).
             let portable = [(128, 32), (64, 64), (64, 32), (32, 64), (32, 32)]
@@ -713,7 +717,8 @@ where
                     let fused = if config.fused_dq { "-fused" } else { "" };
                     format!("flint-portable{bq}x{bkv}{regs}{fused}")
                 } else if config.variant == Variant::Wgmma {
-                    format!("flint-wgmma{bq}x{bkv}")
+                    let fused = if config.fused_dq { "-fused" } else { "" };
+                    format!("flint-wgmma{bq}x{bkv}{fused}")
                 } else if config.variant == Variant::Cmma {
                     format!("flint-cmma{bq}x{bkv}{planes}{grid}")
                 } else if config.fused_dq {

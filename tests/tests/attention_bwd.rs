@@ -939,6 +939,41 @@ fn wgmma_gradients_match_reference_on_gpu() {
         eprintln!("SKIPPED wgmma_gradients_match_reference_on_gpu: no warpgroup MMA (sm_90)");
         return;
     }
+    let cases = wgmma_cases();
+    let wgmma = AttentionBwdConfig::new(Variant::Wgmma, 128, 128);
+    check_half_gradients_on(&[FloatDType::BF16, FloatDType::F16], cases, || {
+        vec![Some(wgmma)]
+    });
+}
+
+/// The warpgroup-MMA backward with dQ fused into the dK/dV kernel: dQ is added into an f32
+/// accumulator by atomics from every key block's warpgroups, so partial blocks, GQA (several
+/// query heads adding into their rows from one cube), rows with no key, windows and several
+/// head groups each get a case, at both head dims.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA on an sm_90 GPU: warpgroup MMA (run with --features cuda)"
+)]
+fn wgmma_fused_dq_gradients_match_reference_on_gpu() {
+    use flint::{AttentionBwdConfig, Variant};
+    if !gpu_limits().wgmma {
+        eprintln!(
+            "SKIPPED wgmma_fused_dq_gradients_match_reference_on_gpu: no warpgroup MMA (sm_90)"
+        );
+        return;
+    }
+    let cases = wgmma_cases();
+    let fused = AttentionBwdConfig::new(Variant::Wgmma, 128, 128).with_fused_dq();
+    check_half_gradients_on(&[FloatDType::BF16, FloatDType::F16], cases, || {
+        vec![Some(fused)]
+    });
+}
+
+/// The warpgroup backward's cases, at both of its head dims: partial blocks, GQA with causal
+/// masks both ways (`Sq < Sk`, and `Sq > Sk` with rows that see no key), two head groups of a
+/// causal grid, a window with both bounds, and `Dv` below `D`.
+fn wgmma_cases() -> Vec<(&'static str, Case)> {
     let mut cases = vec![("plain d128 s300", Case::new(1, 2, 2, 300, 300, 128))];
     let mut c = Case::new(1, 8, 2, 200, 333, 128);
     c.opts.causal = true;
@@ -956,10 +991,7 @@ fn wgmma_gradients_match_reference_on_gpu() {
     let mut c = Case::new(1, 2, 2, 260, 190, 128);
     c.dv = 64;
     cases.push(("dv 64 d128", c));
-    let wgmma = AttentionBwdConfig::new(Variant::Wgmma, 128, 128);
-    check_half_gradients_on(&[FloatDType::BF16, FloatDType::F16], cases, || {
-        vec![Some(wgmma)]
-    });
+    cases
 }
 
 /// Runs every half-precision case in each of `dtypes` under each config `forced` gives

@@ -39,14 +39,16 @@ fn the_tuning_space_covers_every_candidate_and_heuristic() {
     use flint_tune::{DeviceFingerprint, Invocation, Op, Signature};
 
     let manifest = Manifest::load_dir(&root().join("manifest")).unwrap_or_else(|e| panic!("{e}"));
-    // (shared memory, register-level MMA dtypes, cmma dtypes)
+    // (shared memory, register-level MMA dtypes, cmma dtypes, sm_90: warpgroup MMA and
+    // two-element f32 atomics)
     let devices = [
-        (232_448, vec!["f16", "bf16"], vec!["f16", "bf16"]), // an H100 on CUDA
-        (49_152, vec![], vec!["f16", "bf16"]),               // Vulkan: cooperative matrices
-        (32_768, vec![], vec![]),                            // lavapipe: no tensor cores, 32 KiB
+        (232_448, vec!["f16", "bf16"], vec!["f16", "bf16"], true), // an H100 on CUDA
+        (232_448, vec!["f16", "bf16"], vec!["f16", "bf16"], false), // an sm_80-like CUDA GPU
+        (49_152, vec![], vec!["f16", "bf16"], false),              // Vulkan: cooperative matrices
+        (32_768, vec![], vec![], false), // lavapipe: no tensor cores, 32 KiB
     ];
-    type Device = (usize, Vec<&'static str>, Vec<&'static str>);
-    let limits = |(smem, mma, cmma): &Device| DeviceLimits {
+    type Device = (usize, Vec<&'static str>, Vec<&'static str>, bool);
+    let limits = |(smem, mma, cmma, hopper): &Device| DeviceLimits {
         shared_memory: *smem,
         max_units_per_cube: 1024,
         max_vector_size: 8,
@@ -55,9 +57,9 @@ fn the_tuning_space_covers_every_candidate_and_heuristic() {
         cmma: !cmma.is_empty(),
         mma_16x8x16: mma.clone(),
         cmma_16x16x16: cmma.clone(),
-        atomic_add_f32x2: false,
-        wgmma: false,
-        arrays_across_barriers: false,
+        atomic_add_f32x2: *hopper,
+        wgmma: *hopper,
+        arrays_across_barriers: *hopper,
     };
     let inv = |op: &str, d: usize, seq_q: usize, dtype: &str| {
         let sig = Signature::new()

@@ -141,10 +141,37 @@ pub(crate) fn wgmma_issue<E: Float, B: Scalar>(
     #[comptime] k: u32,
     #[comptime] proxy_fence: bool,
 ) {
+    rs_product::<E, B>(a, b, acc, n, k, false, proxy_fence);
+}
+
+/// [`wgmma_issue`] of `acc = A · B`, from zero (see [`wgmma_ss_start`]).
+#[cube]
+pub(crate) fn wgmma_start<E: Float, B: Scalar>(
+    a: &Array<Vector<E, Pair>>,
+    b: &Array<Vector<B, Pair>>,
+    acc: &mut Array<Vector<f32, Pair>>,
+    #[comptime] n: u32,
+    #[comptime] k: u32,
+    #[comptime] proxy_fence: bool,
+) {
+    rs_product::<E, B>(a, b, acc, n, k, true, proxy_fence);
+}
+
+/// The RS form (A in registers) of [`wgmma_issue`] and [`wgmma_start`].
+#[cube]
+fn rs_product<E: Float, B: Scalar>(
+    a: &Array<Vector<E, Pair>>,
+    b: &Array<Vector<B, Pair>>,
+    acc: &mut Array<Vector<f32, Pair>>,
+    #[comptime] n: u32,
+    #[comptime] k: u32,
+    #[comptime] from_zero: bool,
+    #[comptime] proxy_fence: bool,
+) {
     let def = MmaDefinition::<E, B, f32>::new(
         64usize,
         n as usize,
-        comptime!(request_k(k, false, proxy_fence)),
+        comptime!(request_k(k, from_zero, proxy_fence)),
     );
     def.execute_inplace::<Pair, Pair, Pair>(a, b, acc);
 }

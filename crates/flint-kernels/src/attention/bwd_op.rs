@@ -215,8 +215,9 @@ impl Op for AttentionBwdOp {
         // 13: their sliced form joins the candidates where whole rows do not fit (48 KiB
         // at D = 128); re-tune. 14: the cooperative-matrix backward joins them where the
         // register-level MMA is missing (Vulkan). 15: the warpgroup kernels' gradients
-        // leave by TMA (faster at short sequences); re-tune.
-        15
+        // leave by TMA (faster at short sequences); re-tune. 16: the warpgroup backward
+        // with dQ fused joins the candidates up to D = 64.
+        16
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {
@@ -330,6 +331,13 @@ impl Op for AttentionBwdOp {
         }
         if Self::wgmma_lengths(inv) {
             all.push(Self::wgmma());
+            // With dQ fused, up to D = 64: 2-10% ahead of the two kernels there on an H200,
+            // 6-13% behind at D = 128, where the atomics' L2 traffic (twice dQ's f32 size
+            // per 128-key block) outweighs the dQ kernel's two recomputed products
+            // (docs/PERF.md).
+            if head_dims(inv).is_ok_and(|(d, _)| d <= 64) {
+                all.push(Self::wgmma().with_fused_dq());
+            }
         }
         let fit = fitting(all);
         if fit.is_empty() {
@@ -346,8 +354,8 @@ impl Op for AttentionBwdOp {
     fn check(&self, inv: &Invocation, c: &AttentionBwdConfig) -> Result<(), String> {
         let (d, dv) = head_dims(inv)?;
         if c.fused_dq {
-            if !matches!(c.variant, Variant::Mma | Variant::Portable) {
-                return Err("fused_dq needs the MMA or portable variant".into());
+            if c.variant == Variant::Cmma {
+                return Err("fused_dq needs the MMA, wgmma or portable variant".into());
             }
             if !self.limits.atomic_add_f32x2 {
                 return Err("fused_dq needs two-element f32 atomic adds (CUDA sm90+)".into());
@@ -363,6 +371,8 @@ impl Op for AttentionBwdOp {
                     "the portable fused_dq needs head_dim {d} to be a multiple of 8"
                 ));
             }
+        } else if c.fused_dq && c.variant == Variant::Wgmma {
+            // Every column of dQ from each warpgroup: the head dims the variant takes.
         } else if c.fused_dq {
             // Each plane takes a 16-query tile and a share of dQ's columns in whole
             // 16-column steps.
@@ -1009,5 +1019,39 @@ mod tests {
             hopper.heuristic(&at(256, 4096)).unwrap().variant,
             Variant::Wgmma
         );
+    }
+
+    #[test]
+    fn the_warpgroup_backward_fuses_dq_where_the_atomics_are() {
+        let hopper = AttentionBwdOp::new(DeviceLimits {
+            wgmma: true,
+            arrays_across_barriers: true,
+            ..h100(true).limits
+        });
+        let fused = AttentionBwdOp::wgmma().with_fused_dq();
+        for d in [64, 128] {
+            hopper.check(&call(d), &fused).unwrap();
+        }
+        // A candidate where it wins its timings: D = 64, not 128 (docs/PERF.md).
+        assert!(hopper.candidates(&call(64)).contains(&fused));
+        assert!(!hopper.candidates(&call(128)).contains(&fused));
+        // Not above the variant's head dims.
+        let e = hopper.check(&call(256), &fused).unwrap_err();
+        assert!(e.contains("head_dim 256"), "{e}");
+        // The atomics are sm90's two-element adds.
+        let no_atomics = AttentionBwdOp::new(DeviceLimits {
+            atomic_add_f32x2: false,
+            ..hopper.limits.clone()
+        });
+        let e = no_atomics.check(&call(128), &fused).unwrap_err();
+        assert!(e.contains("atomic"), "{e}");
+        // Its dSᵀ buffers take a Q/dO stage's room at D = 128: three stages, within the
+        // device's limit.
+        let p = fused.wgmma_params(128, 128);
+        assert_eq!(p.stages(), 3);
+        assert!(fused.smem_bytes(128, 128) <= 232_448);
+        assert!(fused.smem_bytes(64, 64) <= 232_448);
+        // The heuristic keeps the two-kernel form until the tuner has measured both.
+        assert!(!hopper.heuristic(&call(128)).unwrap().fused_dq);
     }
 }

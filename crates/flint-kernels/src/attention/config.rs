@@ -425,13 +425,15 @@ impl AttentionBwdConfig {
         }
     }
 
-    /// The warpgroup-MMA backward's compile-time shape: two consumer warpgroups.
+    /// The warpgroup-MMA backward's compile-time shape: two consumer warpgroups, dQ fused
+    /// or in a kernel of its own.
     pub(crate) fn wgmma_params(&self, head_dim: usize, val_dim: usize) -> WgmmaBwdParams {
         WgmmaBwdParams {
             warpgroups: 2,
             head_dim: head_dim as u32,
             val_dim: val_dim as u32,
             out_vec: 2,
+            fused_dq: self.fused_dq,
             ..WgmmaBwdParams::default()
         }
     }

@@ -859,51 +859,61 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
             let problem = problem("bf16", 128, 128, causal, false, false, false);
             let shape = [1usize, 2, 256, 128];
             let mask = if causal { "_causal" } else { "" };
-            let (settings, mut a) = Args::for_planes(&client, 12);
-            a.launcher.with_scope(|scope| {
-                scope.register_type::<DynamicScalar<kv::_E>>(dtype);
-                scope.register_size::<DynamicSize<kv::_N>>(8);
-                scope.register_size::<DynamicSize<kv::_NO>>(2);
-            });
-            type KvIn = Tensor<Vector<kv::E, kv::N>>;
-            let (qa, ka) = (a.tensor::<KvIn>(&shape, 2), a.tensor::<KvIn>(&shape, 2));
-            let (la, da) = (
-                a.tensor::<Tensor<f32>>(&shape[..3], 4),
-                a.tensor::<Tensor<f32>>(&shape[..3], 4),
-            );
-            let (dka, dva) = (
-                a.tensor::<Tensor<Vector<kv::E, kv::NO>>>(&shape, 2),
-                a.tensor::<Tensor<Vector<kv::E, kv::NO>>>(&shape, 2),
-            );
-            let sc = PortableScalars::register(
-                scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
-                &mut a.launcher,
-            );
-            let kernel = kv::AttentionBwdDkdvWgmma::<WgpuRuntime>::new(
-                settings,
-                client.clone(),
-                qa,
-                ka,
-                la,
-                da,
-                (),
-                (),
-                (),
-                (),
-                dka,
-                dva,
-                (),
-                (),
-                sc,
-                8usize,
-                2usize,
-                params,
-                dtype,
-            );
-            out.push((
-                format!("attention_bwd_dkdv_wgmma_d128{mask}"),
-                compile(kernel)?,
-            ));
+            // The dK/dV kernel alone and with dQ fused (its f32 accumulator, pairs).
+            for fused_dq in [false, true] {
+                let params = WgmmaBwdParams { fused_dq, ..params };
+                let na = if fused_dq { 2 } else { 1 };
+                let (settings, mut a) = Args::for_planes(&client, 12);
+                a.launcher.with_scope(|scope| {
+                    scope.register_type::<DynamicScalar<kv::_E>>(dtype);
+                    scope.register_size::<DynamicSize<kv::_N>>(8);
+                    scope.register_size::<DynamicSize<kv::_NO>>(2);
+                    scope.register_size::<DynamicSize<kv::_NA>>(na);
+                });
+                type KvIn = Tensor<Vector<kv::E, kv::N>>;
+                let (qa, ka) = (a.tensor::<KvIn>(&shape, 2), a.tensor::<KvIn>(&shape, 2));
+                let (la, da) = (
+                    a.tensor::<Tensor<f32>>(&shape[..3], 4),
+                    a.tensor::<Tensor<f32>>(&shape[..3], 4),
+                );
+                let (dka, dva) = (
+                    a.tensor::<Tensor<Vector<kv::E, kv::NO>>>(&shape, 2),
+                    a.tensor::<Tensor<Vector<kv::E, kv::NO>>>(&shape, 2),
+                );
+                let acc = a.tensor::<Tensor<Atomic<Vector<f32, kv::NA>>>>(&shape, 4);
+                let sc = PortableScalars::register(
+                    scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
+                    &mut a.launcher,
+                );
+                let kernel = kv::AttentionBwdDkdvWgmma::<WgpuRuntime>::new(
+                    settings,
+                    client.clone(),
+                    qa,
+                    ka,
+                    la,
+                    da,
+                    (),
+                    (),
+                    (),
+                    (),
+                    dka,
+                    dva,
+                    (),
+                    (),
+                    acc,
+                    sc,
+                    8usize,
+                    2usize,
+                    na,
+                    params,
+                    dtype,
+                );
+                let fused = if fused_dq { "_fused_dq" } else { "" };
+                out.push((
+                    format!("attention_bwd_dkdv_wgmma_d128{mask}{fused}"),
+                    compile(kernel)?,
+                ));
+            }
             let (settings, mut a) = Args::for_planes(&client, 12);
             a.launcher.with_scope(|scope| {
                 scope.register_type::<DynamicScalar<q::_E>>(dtype);
@@ -1286,14 +1296,14 @@ mod tests {
     /// The patched `cubecl-cpp` compiles a manual MMA of `m = 64` to `wgmma` steps after a
     /// fence, then a commit; a three-matrix store to a wait that fences the accumulators; a
     /// three-matrix load to a shared-memory address (`crate::wgmma`); nothing of it becomes
-    /// an `ldmatrix` or `stmatrix`.
+    /// an `ldmatrix` or `stmatrix` (the fused dQ's transposing `ldmatrix` of dS is its own).
     #[test]
     fn warpgroup_mma_compiles_to_wgmma() {
         // What `DeviceLimits` asks before it offers the variant: true with the patched compiler.
         let client = WgpuRuntime::client(&WgpuDevice::default());
         assert!(crate::wgmma::compiler_emits_wgmma(&client));
         let sources = super::wgmma_cuda_sources().expect("the wgmma kernels compile");
-        assert_eq!(sources.len(), 16);
+        assert_eq!(sources.len(), 18);
         // For ptxas by hand (`scripts/device/local_ptxas.sh`'s tools): the sources as files.
         if let Ok(dir) = std::env::var("FLINT_DUMP_WGMMA") {
             for (name, source) in &sources {
@@ -1351,7 +1361,14 @@ mod tests {
                 !source.contains("#include <cuda/barrier>"),
                 "{name}: includes <cuda/barrier>"
             );
-            assert!(!source.contains("__ldmatrix_"), "{name}: an ldmatrix");
+            let fused = name.ends_with("_fused_dq");
+            assert_eq!(
+                source.contains("__ldmatrix_"),
+                fused,
+                "{name}: an ldmatrix: expected {fused}"
+            );
+            // The fused dQ: a product from zero on the MN-major K, and two-element atomics.
+            assert_eq!(source.contains("atomicAdd("), fused, "{name}: atomics");
             // Operands copied by TMA (the pipelined kernels') need no proxy fence before a
             // product; those the prototype and the check store or `cp.async` do.
             assert_eq!(

@@ -11,6 +11,9 @@
 //!   `S = Q·Kᵀ`, `dP = dO·Vᵀ`, `dS = P ∘ (dP − delta)`, `dQ += dS·K`.
 //!
 //! Seven products per pair of tiles against the fused MMA kernel's five, but no atomics.
+//! With [`WgmmaBwdParams::fused_dq`] the dK/dV kernel also adds each tile's `dS·K` over its
+//! warpgroup's keys into an f32 accumulator by atomics, and the dQ kernel does not run: five
+//! products, at the price of twice dQ's f32 size in L2 reductions per 128-key block.
 //! Every tile arrives by TMA in 128-byte swizzled rows (`D` and `Dv` are 64 or 128), the
 //! layout `super::sw128_descriptor` reads K-major or MN-major. In dK/dV each consumer waits
 //! for its products before the elementwise work (the other warpgroup keeps the tensor cores
@@ -19,7 +22,8 @@
 //! and GQA; no bias, softcap, dropout or bias gradient (the op offers the variant only
 //! without them). `Sq`, `Sk` any; rows past them arrive as zeros from TMA and are masked.
 
-use cubecl::ir::FastMath;
+use cubecl::cmma::MmaDefinition;
+use cubecl::ir::{FastMath, MatrixIdent};
 use cubecl::prelude::barrier::Barrier;
 use cubecl::prelude::*;
 
@@ -30,8 +34,9 @@ use super::pipelined::{
 };
 use super::{
     issue_ss_sw128, mn_sw128, named_barrier, order_before_wait, set_max_registers, smem_address,
-    wgmma_issue, wgmma_wait,
+    wgmma_issue, wgmma_start, wgmma_wait,
 };
+use crate::attention::backward::mma::dq_block_offset;
 use crate::attention::forward::mma::{Pair, exp2, reversed, write_pair};
 use crate::attention::forward::{LOG2_E, PortableScalars};
 
@@ -54,6 +59,11 @@ pub struct WgmmaBwdParams {
     /// V in dK/dV, Q in dQ) once every consumer is done with them, instead of each thread's
     /// 4-byte stores; needs gradient strides that allow a tensor map.
     pub tma_store: bool,
+    /// dQ fused into the dK/dV kernel (FlashAttention-2's five products a tile pair instead
+    /// of seven): each consumer warpgroup puts its tile of `dSᵀ` through shared memory,
+    /// computes `dS·K` over its own 64 keys and adds it to an f32 accumulator with
+    /// two-element atomics; the dQ kernel does not run.
+    pub fused_dq: bool,
 }
 
 /// Rows of every streamed tile (query tiles in dK/dV, key tiles in dQ).
@@ -82,9 +92,21 @@ impl WgmmaBwdParams {
         TILE * (self.head_dim + self.val_dim) * 2 + 2 * TILE * 4
     }
 
-    /// Stages that fit beside the cube's own rows (and 1 KiB of barriers), 2 to 4.
+    /// Bytes of the fused dQ's two `dSᵀ` buffers (the cube's keys by [`TILE`] queries, rows
+    /// padded by 8 elements so that the transposing `ldmatrix` meets no bank conflict); 0
+    /// without it.
+    pub const fn ds_bytes(&self) -> u32 {
+        if self.fused_dq {
+            2 * self.rows() * (TILE + 8) * 2
+        } else {
+            0
+        }
+    }
+
+    /// Stages that fit beside the cube's own rows, the fused dQ's `dSᵀ` buffers (and 1 KiB
+    /// of barriers), 2 to 4.
     pub const fn stages(&self) -> u32 {
-        let own = self.rows() * (self.head_dim + self.val_dim) * 2;
+        let own = self.rows() * (self.head_dim + self.val_dim) * 2 + self.ds_bytes();
         let fit = WgmmaFwdParams::SHARED_LIMIT.saturating_sub(own + 1024) / self.stage_bytes();
         if fit < 2 {
             2
@@ -97,7 +119,9 @@ impl WgmmaBwdParams {
 
     /// Shared memory of one cube, in bytes.
     pub const fn shared_bytes(&self) -> u32 {
-        self.rows() * (self.head_dim + self.val_dim) * 2 + self.stages() * self.stage_bytes()
+        self.rows() * (self.head_dim + self.val_dim) * 2
+            + self.ds_bytes()
+            + self.stages() * self.stage_bytes()
     }
 
     /// Registers per consumer thread after `setmaxnreg`: what the producer releases split
@@ -194,7 +218,7 @@ fn grouped_block_and_head(#[comptime] reversed_blocks: bool) -> Array<u32> {
 /// [`grouped_block_and_head`]), cube `(32, 4·warpgroups + 4)`.
 #[cube(launch_unchecked, fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf)]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size>(
+pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
     q: &Tensor<Vector<E, N>>,
     k: &Tensor<Vector<E, N>>,
     lse2: &Tensor<f32>,
@@ -207,6 +231,7 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size>(
     dv: &mut Tensor<Vector<E, NO>>,
     dk_map: &mut TensorMap<E, Tiled>,
     dv_map: &mut TensorMap<E, Tiled>,
+    dq_acc: &mut Tensor<Atomic<Vector<f32, NA>>>,
     s: &PortableScalars,
     #[comptime] p: WgmmaBwdParams,
     #[define(E)] _dtype: StorageType,
@@ -267,6 +292,11 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size>(
     );
     let mut lse_s = SharedMemory::<f32>::new(comptime!((stages * TILE) as usize));
     let mut delta_s = SharedMemory::<f32>::new(comptime!((stages * TILE) as usize));
+    // The fused dQ's two dSᵀ buffers (one pair without it).
+    let mut ds_s = SharedMemory::<Vector<E, Pair>>::new_aligned(
+        comptime!((p.ds_bytes() / 4).max(1) as usize),
+        16usize,
+    );
     let kv_full = Barrier::shared(1u32, tid == 0);
     // `full`: the elected producer thread armed it and the copies landed, and every producer
     // thread stored its share of lse2 and delta; `empty`: every consumer thread is done.
@@ -335,7 +365,7 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size>(
             dv_acc[i as usize] = Vector::new(0.0f32);
         }
         if steps > 0 {
-            dkdv_consume::<E, N>(
+            dkdv_consume::<E, N, NA>(
                 &mut dk_acc,
                 &mut dv_acc,
                 &k_s,
@@ -344,9 +374,14 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size>(
                 &do_s,
                 &lse_s,
                 &delta_s,
+                &mut ds_s,
+                dq_acc,
                 &kv_full,
                 &full,
                 &empty,
+                b,
+                kvh,
+                group,
                 k_first,
                 k_last,
                 seq_q,
@@ -392,7 +427,7 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size>(
 /// The consumer warpgroups' walk of [`attention_bwd_dkdv_wgmma`].
 #[cube]
 #[allow(clippy::too_many_arguments)]
-fn dkdv_consume<E: Float, N: Size>(
+fn dkdv_consume<E: Float, N: Size, NA: Size>(
     dk_acc: &mut Array<Vector<f32, Pair>>,
     dv_acc: &mut Array<Vector<f32, Pair>>,
     k_s: &SharedMemory<Vector<E, N>>,
@@ -401,9 +436,14 @@ fn dkdv_consume<E: Float, N: Size>(
     do_s: &SharedMemory<Vector<E, N>>,
     lse_s: &SharedMemory<f32>,
     delta_s: &SharedMemory<f32>,
+    ds_s: &mut SharedMemory<Vector<E, Pair>>,
+    dq_acc: &mut Tensor<Atomic<Vector<f32, NA>>>,
     kv_full: &Shared<Barrier>,
     full: &Sequence<Shared<Barrier>>,
     empty: &Sequence<Shared<Barrier>>,
+    b: u32,
+    kvh: u32,
+    group: u32,
     k_first: u32,
     k_last: i32,
     seq_q: u32,
@@ -427,6 +467,7 @@ fn dkdv_consume<E: Float, N: Size>(
     let k_addr = smem_address::<E, N>(&k_s.slice((warpgroup * 512) as usize, 1usize));
     let v_addr = smem_address::<E, N>(&v_s.slice((warpgroup * 512) as usize, 1usize));
     let q_addr = smem_address::<E, N>(&q_s.slice(0usize, 1usize));
+    let k_base = smem_address::<E, N>(&k_s.slice(0usize, 1usize));
     let do_addr = smem_address::<E, N>(&do_s.slice(0usize, 1usize));
     let q_tile_bytes = comptime!(TILE * p.head_dim * 2);
     let do_tile_bytes = comptime!(TILE * p.val_dim * 2);
@@ -514,10 +555,109 @@ fn dkdv_consume<E: Float, N: Size>(
         let q_mn = mn_sw128(q_tile, TILE);
         wgmma_issue::<E, u16>(&p_frag, &do_mn, dv_acc, p.val_dim, TILE, PROXY_FENCE);
         wgmma_issue::<E, u16>(&ds_frag, &q_mn, dk_acc, p.head_dim, TILE, PROXY_FENCE);
+        // The fused dQ's dSᵀ of this warpgroup's keys, while the products read the same
+        // registers: buffer i % 2, so that a warp a tile ahead never overwrites what
+        // another of its warpgroup still reads (the barrier below keeps them within one
+        // tile).
+        let ds_buf = (i % 2) * comptime!(block_k * (TILE + 8) / 2);
+        if comptime!(p.fused_dq) {
+            let row = ds_buf + (plane * 16 + lane / 4) * comptime!((TILE + 8) / 2) + t;
+            #[unroll]
+            for j in 0..comptime!(TILE / 8) {
+                #[unroll]
+                for r in 0..2u32 {
+                    ds_s[(row + comptime!(r * 8 * (TILE + 8) / 2 + 4 * j)) as usize] =
+                        ds_frag[(2 * j + r) as usize];
+                }
+            }
+        }
         wgmma_wait(dv_acc, &mut token, true);
         wgmma_wait(dk_acc, &mut token, false);
         release_stage(empty, stage, stages);
+        if comptime!(p.fused_dq) {
+            // The warpgroup's dSᵀ of the tile is in place; the other warpgroup goes its own
+            // pace (barriers 2 and 3).
+            named_barrier(2u32 + warpgroup, 128u32, false);
+            let h = kvh * group + i / tiles;
+            let head_base = b as usize * dq_acc.stride(0) + h as usize * dq_acc.stride(1);
+            dq_tile::<E, NA>(
+                ds_s, ds_buf, k_base, dq_acc, head_base, q0, seq_q, &mut token, p,
+            );
+        }
         i += 1;
+    }
+}
+
+/// The fused dQ of one query tile (`q0..q0 + TILE` of the head at `head_base` in the
+/// accumulator): `dS·K` over this warpgroup's 64 keys, every column of dQ, added to the f32
+/// accumulator (each head in 8x8 blocks, `dq_block_offset`) by two-element atomics. A
+/// (`dS`, queries by keys) comes from the warpgroup's rows of the tile's `dSᵀ` in buffer
+/// `ds_buf` of `ds_s` through the transposing `ldmatrix`; B is the warpgroup's rows of the
+/// resident K, read MN-major (keys along K).
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn dq_tile<E: Float, NA: Size>(
+    ds_s: &SharedMemory<Vector<E, Pair>>,
+    ds_buf: u32,
+    k_base: u32,
+    dq_acc: &mut Tensor<Atomic<Vector<f32, NA>>>,
+    head_base: usize,
+    q0: u32,
+    seq_q: u32,
+    token: &mut SharedMemory<f32>,
+    #[comptime] p: WgmmaBwdParams,
+) {
+    let lane = UNIT_POS_X;
+    let plane = UNIT_POS_Y;
+    let warpgroup = plane / 4;
+    // The warp's 16 queries of the tile.
+    let band = plane % 4;
+    let block_k = comptime!(p.rows());
+    let ld = comptime!((TILE + 8) / 2);
+    let cols = comptime!(p.head_dim);
+    let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
+    // Matrices (transposed): key rows 0-7 | 8-15 by query columns 0-7 | 8-15 of the band,
+    // which are A's four registers of one 16-key step.
+    let lm_row = lane % 8;
+    let lm_mat = lane / 8;
+    let lane_a = ds_buf
+        + (warpgroup * 64 + lm_row + 8 * (lm_mat / 2)) * ld
+        + (band * 16 + 8 * (lm_mat % 2)) / 2;
+    let mut a = Array::<Vector<E, Pair>>::new(16usize);
+    #[unroll]
+    for kk in 0..4u32 {
+        let at = (lane_a + comptime!(kk * 16 * ld)) as usize;
+        let m = def.load_matrix::<Vector<E, Pair>, Pair>(
+            &ds_s.slice(at, at + 4),
+            MatrixIdent::A,
+            4usize,
+            true,
+        );
+        #[unroll]
+        for x in 0..4u32 {
+            a[(4 * kk + x) as usize] = m[x as usize];
+        }
+    }
+    let mut acc = Array::<Vector<f32, Pair>>::new(comptime!((cols / 4) as usize));
+    // This warpgroup's 64 rows of K (whole 1 KiB swizzle atoms into each 64-column block).
+    let k_mn = mn_sw128(k_base + warpgroup * 8192u32, block_k);
+    wgmma_start::<E, u16>(&a, &k_mn, &mut acc, cols, 64u32, PROXY_FENCE);
+    wgmma_wait(&mut acc, token, false);
+    let g = lane / 4;
+    let t = lane % 4;
+    #[unroll]
+    for r in 0..2u32 {
+        let row = q0 + band * 16 + g + r * 8;
+        if row < seq_q {
+            let lane_at =
+                (head_base + dq_block_offset(row, t * 2, comptime!(p.head_dim)) as usize) / 2;
+            // Each 8-column block of the row band is 64 floats further on.
+            #[unroll]
+            for j in 0..comptime!(cols / 8) {
+                dq_acc[lane_at + comptime!(j * 32) as usize]
+                    .fetch_add(Vector::cast_from(acc[(2 * j + r) as usize]));
+            }
+        }
     }
 }
 

@@ -401,9 +401,22 @@ fn launch_with<R: Runtime>(
             };
             let dk_map = grad_map(&a.dk, &a.k)?;
             let dv_map = grad_map(&a.dv, &a.v)?;
+            // The fused dQ's accumulator; without it the kernel never touches this argument,
+            // so the LSE scratch stands in rather than a fresh allocation.
+            let acc = if params.fused_dq {
+                Some(DqAccumulator::new(client, problem, true, dispatch)?)
+            } else {
+                None
+            };
+            let acc_arg = match &acc {
+                Some(acc) => acc.arg(),
+                None => args().lse2,
+            };
             // SAFETY: TMA zero-fills rows past each tensor's end; the kernel guards every other
             // global index against the shapes it is given, and its shared memory is sized from
-            // the same parameters (see `crate::attention` on bounds).
+            // the same parameters (see `crate::attention` on bounds). The accumulator holds
+            // every head's rows padded to 8 and D = 128 columns where dQ is fused (two-element
+            // atomics need sm90, which the wgmma variant implies).
             unsafe {
                 attention_bwd_dkdv_wgmma::launch_unchecked::<R>(
                     client,
@@ -411,6 +424,7 @@ fn launch_with<R: Runtime>(
                     cube,
                     8,
                     out_vec as usize,
+                    if params.fused_dq { 2 } else { 1 },
                     a.q,
                     a.k,
                     a.lse2,
@@ -423,10 +437,15 @@ fn launch_with<R: Runtime>(
                     a.dv,
                     dk_map,
                     dv_map,
+                    acc_arg,
                     scalars::<R>(problem, a.bias_strides, 0)?,
                     params,
                     dtype,
                 );
+            }
+            if let Some(acc) = acc {
+                // The kernel's dS is unscaled.
+                return acc.finish(client, args().dq, problem.scale as f32, dtype, dispatch);
             }
             let a = args();
             let (q_map, k_map, v_map, do_map) = maps(&a, rows, tile)?;
