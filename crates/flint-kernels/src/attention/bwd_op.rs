@@ -331,8 +331,8 @@ impl Op for AttentionBwdOp {
         }
         if Self::wgmma_lengths(inv) {
             all.push(Self::wgmma());
-            // With dQ fused, up to D = 64: 2-10% ahead of the two kernels there on an H200,
-            // 6-13% behind at D = 128, where the atomics' L2 traffic (twice dQ's f32 size
+            // With dQ fused, up to D = 64: 2-12% ahead of the two kernels in most rows there
+            // on an H200, 6-14% behind at D = 128, where the atomics' L2 traffic (twice dQ's f32 size
             // per 128-key block) outweighs the dQ kernel's two recomputed products
             // (docs/PERF.md).
             if head_dims(inv).is_ok_and(|(d, _)| d <= 64) {
@@ -371,9 +371,7 @@ impl Op for AttentionBwdOp {
                     "the portable fused_dq needs head_dim {d} to be a multiple of 8"
                 ));
             }
-        } else if c.fused_dq && c.variant == Variant::Wgmma {
-            // Every column of dQ from each warpgroup: the head dims the variant takes.
-        } else if c.fused_dq {
+        } else if c.fused_dq && c.variant == Variant::Mma {
             // Each plane takes a 16-query tile and a share of dQ's columns in whole
             // 16-column steps.
             let per_tile = c.planes as usize / (c.block_q as usize / 16).max(1);

@@ -415,7 +415,7 @@ fn launch_with<R: Runtime>(
             // SAFETY: TMA zero-fills rows past each tensor's end; the kernel guards every other
             // global index against the shapes it is given, and its shared memory is sized from
             // the same parameters (see `crate::attention` on bounds). The accumulator holds
-            // every head's rows padded to 8 and D = 128 columns where dQ is fused (two-element
+            // every head's rows padded to 8 and all D columns where dQ is fused (two-element
             // atomics need sm90, which the wgmma variant implies).
             unsafe {
                 attention_bwd_dkdv_wgmma::launch_unchecked::<R>(
