@@ -4,7 +4,7 @@
 # (`cargo build --release -p flint-tests --tests --features flint-tests/cuda`, then
 # target/release/deps/root-*) and carried. Usage, from the repository root there:
 #   bash scripts/device/cuda_tests.sh BINARY quick|half|fwd|bwd [THREADS [LIBTEST ARGS...]]
-# `quick` (a few minutes): tuning, background compiles and the backward's preparation, one
+# `quick` (a few minutes): tuning, background compiles and the forward's and backward's preparation, one
 # forward and one backward test, eight threads, the MHA module, the warpgroup MMA (sm_90). `half`: the bf16/f16 forward and backward tests. `fwd` and
 # `bwd`: every other test but the lavapipe ones, which need the software Vulkan device that
 # only CI has. The four groups together run every CUDA test once.
@@ -15,6 +15,7 @@ threads=${3:-4}
 quick=(
     tune_e2e::empty_dispatches_compile_in_the_background_on_cuda
     tune_e2e::backward_prepare_runs_only_before_a_first_tune_on_cuda
+    tune_e2e::forward_prepare_runs_only_before_a_first_tune_on_cuda
     tune_e2e::attention_autotunes_persists_and_reuses_on_cuda
     tune_e2e::scale_autotunes_persists_and_reuses_on_cuda
     attention_fwd::matches_reference_on_gpu

@@ -459,45 +459,13 @@ fn backward_prepared_once<R: cubecl::Runtime>(
     device: R::Device,
     dtype: &'static str,
 ) {
-    use cubecl::ir::{ElemType, FloatKind};
-    use cubecl::prelude::{StorageType, TensorArg};
     use flint_kernels::attention::{AttentionBwdArgs, choose_attention_bwd, prepare_attention_bwd};
 
     let (b, h, s, d) = (1usize, 2usize, 128usize, 64usize);
     let problem = self_attention(b, h, s, d, dtype, (None, None));
-    let half = dtype != "f32";
-    let storage = StorageType::Scalar(ElemType::Float(if half {
-        FloatKind::BF16
-    } else {
-        FloatKind::F32
-    }));
-    // Timing data only (the gradient tests check values): bf16 as the top halves of f32s.
-    let data = |len: usize, seed: u64| {
-        let x = random_f32(len, seed);
-        if half {
-            x.iter()
-                .flat_map(|v| ((v.to_bits() >> 16) as u16).to_le_bytes())
-                .collect()
-        } else {
-            f32_bytes(&x)
-        }
-    };
-    let len = b * h * s * d;
-    let rows = b * h * s;
-    let tensors: Vec<_> = (0..8)
-        .map(|i| client.create_from_slice(&data(len, i)))
-        .collect();
-    let stats: Vec<_> = (0..3)
-        .map(|i| client.create_from_slice(&f32_bytes(&random_f32(rows, 10 + i))))
-        .collect();
-    let one = client.create_from_slice(&f32_bytes(&[0.5]));
-    let (shape, strides) = ([b, h, s, d], [h * s * d, s * d, d, 1]);
-    // SAFETY: every handle holds exactly the elements its shape and strides describe.
-    let arg = |handle: &cubecl::server::Handle, shape: &[usize], strides: &[usize]| unsafe {
-        TensorArg::<R>::from_raw_parts(handle.clone(), strides.into(), shape.into())
-    };
-    let full = |i: usize| arg(&tensors[i], &shape, &strides);
-    let row = |i: usize| arg(&stats[i], &[b, h, s], &[h * s, s, 1]);
+    let t = TimingTensors::new(&client, dtype, [b, h, s, d], 8, 3);
+    let (full, row, one) = (|i| t.full::<R>(i), |i| t.row::<R>(i), || t.one::<R>());
+    let storage = t.storage;
     let args = || AttentionBwdArgs {
         q: full(0),
         k: full(1),
@@ -505,14 +473,14 @@ fn backward_prepared_once<R: cubecl::Runtime>(
         out: full(3),
         dout: full(4),
         lse: row(0),
-        bias: arg(&one, &[1, 1, 1, 1], &[1, 1, 1, 1]),
+        bias: one(),
         bias_strides: (0, 0),
         delta: row(1),
         lse2: row(2),
         dq: full(5),
         dk: full(6),
         dv: full(7),
-        dbias: arg(&one, &[1, 1, 1, 1], &[1, 1, 1, 1]),
+        dbias: one(),
     };
     let prepare = |selector: &Selector| {
         prepare_attention_bwd(&client, &device, selector, &problem, storage, false, args)
@@ -530,6 +498,147 @@ fn backward_prepared_once<R: cubecl::Runtime>(
     assert!(!prepare(&first), "a tuned bucket is not prepared again");
     let (second, _) = selector(dir.path());
     assert!(!prepare(&second), "nor one tuned by an earlier process");
+}
+
+/// The forward's candidates are prepared ahead of its first call on the same terms as the
+/// backward's: a training step's first forward queues its own compiles before the
+/// backward's, and its tuning then finds them under way.
+#[test]
+fn forward_prepare_runs_only_before_a_first_tune() {
+    let (client, device) = lavapipe();
+    forward_prepared_once(client, device, "f32");
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "CUDA: build with `--features cuda` and run on a machine with an NVIDIA GPU"
+)]
+fn forward_prepare_runs_only_before_a_first_tune_on_cuda() {
+    #[cfg(feature = "cuda")]
+    {
+        let (client, device) = flint_tests::cuda();
+        forward_prepared_once(client, device, "bf16");
+    }
+}
+
+fn forward_prepared_once<R: cubecl::Runtime>(
+    client: cubecl::prelude::ComputeClient<R>,
+    device: R::Device,
+    dtype: &'static str,
+) {
+    use flint_kernels::attention::{AttentionFwdArgs, choose_attention_fwd, prepare_attention_fwd};
+
+    let (b, h, s, d) = (1usize, 2usize, 128usize, 64usize);
+    let problem = self_attention(b, h, s, d, dtype, (None, Some(0)));
+    let t = TimingTensors::new(&client, dtype, [b, h, s, d], 4, 1);
+    let storage = t.storage;
+    let args = || AttentionFwdArgs {
+        q: t.full(0),
+        k: t.full(1),
+        v: t.full(2),
+        bias: t.one(),
+        bias_strides: (0, 0),
+        out: t.full(3),
+        lse: TimingTensors::arg(&t.rows[0], &[b, h, s, 1], &[h * s, s, 1, 1]),
+    };
+    let prepare = |selector: &Selector| {
+        prepare_attention_fwd(&client, &device, selector, &problem, storage, args)
+    };
+
+    let dir = tempfile::tempdir().unwrap();
+    let (first, events) = selector(dir.path());
+    assert!(prepare(&first), "a first use prepares");
+    assert!(!prepare(&first), "a bucket is prepared once");
+    assert_eq!(tunes(&events), 0, "preparing tunes nothing");
+    let choice =
+        choose_attention_fwd(&client, &device, &first, &problem, storage, None, args).unwrap();
+    assert_eq!(
+        choice.tier,
+        Tier::Autotune,
+        "the prepared bucket still tunes"
+    );
+    let (second, _) = selector(dir.path());
+    assert!(
+        !prepare(&second),
+        "a bucket tuned by an earlier process is not prepared"
+    );
+}
+
+/// Random device tensors for tests that only time kernels (others check values): `full`
+/// ones of `[b, h, s, d]` in the dtype (bf16 as the top halves of f32s), f32 `row` ones of
+/// `[b, h, s]`, and a one-element f32 tensor.
+struct TimingTensors {
+    storage: cubecl::prelude::StorageType,
+    shape: [usize; 4],
+    full: Vec<cubecl::server::Handle>,
+    rows: Vec<cubecl::server::Handle>,
+    one: cubecl::server::Handle,
+}
+
+impl TimingTensors {
+    fn new<R: cubecl::Runtime>(
+        client: &cubecl::prelude::ComputeClient<R>,
+        dtype: &str,
+        shape: [usize; 4],
+        full: u64,
+        rows: u64,
+    ) -> Self {
+        use cubecl::ir::{ElemType, FloatKind};
+        let half = dtype != "f32";
+        let kind = if half {
+            FloatKind::BF16
+        } else {
+            FloatKind::F32
+        };
+        let data = |len: usize, seed: u64| {
+            let x = random_f32(len, seed);
+            if half {
+                x.iter()
+                    .flat_map(|v| ((v.to_bits() >> 16) as u16).to_le_bytes())
+                    .collect()
+            } else {
+                f32_bytes(&x)
+            }
+        };
+        let [b, h, s, d] = shape;
+        Self {
+            storage: cubecl::prelude::StorageType::Scalar(ElemType::Float(kind)),
+            shape,
+            full: (0..full)
+                .map(|i| client.create_from_slice(&data(b * h * s * d, i)))
+                .collect(),
+            rows: (0..rows)
+                .map(|i| client.create_from_slice(&f32_bytes(&random_f32(b * h * s, 10 + i))))
+                .collect(),
+            one: client.create_from_slice(&f32_bytes(&[0.5])),
+        }
+    }
+
+    fn arg<R: cubecl::Runtime>(
+        handle: &cubecl::server::Handle,
+        shape: &[usize],
+        strides: &[usize],
+    ) -> cubecl::prelude::TensorArg<R> {
+        // SAFETY: every handle holds exactly the elements its shape and strides describe.
+        unsafe {
+            cubecl::prelude::TensorArg::from_raw_parts(handle.clone(), strides.into(), shape.into())
+        }
+    }
+
+    fn full<R: cubecl::Runtime>(&self, i: usize) -> cubecl::prelude::TensorArg<R> {
+        let [_, h, s, d] = self.shape;
+        Self::arg(&self.full[i], &self.shape, &[h * s * d, s * d, d, 1])
+    }
+
+    fn row<R: cubecl::Runtime>(&self, i: usize) -> cubecl::prelude::TensorArg<R> {
+        let [b, h, s, _] = self.shape;
+        Self::arg(&self.rows[i], &[b, h, s], &[h * s, s, 1])
+    }
+
+    fn one<R: cubecl::Runtime>(&self) -> cubecl::prelude::TensorArg<R> {
+        Self::arg(&self.one, &[1, 1, 1, 1], &[1, 1, 1, 1])
+    }
 }
 
 /// Multi-head self-attention of `b x h x s x d` with the default scale, no bias and no

@@ -32,6 +32,7 @@ pub use bwd_op::AttentionBwdOp;
 pub use config::{AttentionBwdConfig, AttentionFwdConfig, MMA_PLANES, Variant};
 pub use forward::{
     AttentionFwdArgs, choose_attention_fwd, launch_attention_fwd, launch_attention_fwd_chosen,
+    prepare_attention_fwd,
 };
 pub use op::AttentionFwdOp;
 pub use problem::{AttentionProblem, SUPPORTED_HEAD_DIMS};

@@ -73,7 +73,9 @@ impl<B: FlashAttentionBackend, C: CheckpointStrategy> FlashAttentionBackend for 
         config: Option<AttentionFwdConfig>,
     ) -> Result<(FloatTensor<Self>, FloatTensor<Self>), AttentionError> {
         // A tracked call will run the backward soon: on its first use its candidates
-        // compile in the background while the forward tunes and runs.
+        // compile in the background while the forward tunes and runs. The forward's own
+        // candidates are queued first: the runtime compiles a bounded number at a time, and
+        // the forward's tuning waits for its own.
         let want_dbias = bias.as_ref().is_some_and(|b| !b.node.requirement.is_none());
         let tracked = want_dbias
             || !q.node.requirement.is_none()
@@ -82,6 +84,7 @@ impl<B: FlashAttentionBackend, C: CheckpointStrategy> FlashAttentionBackend for 
         if tracked {
             let (device, dtype) = (B::float_device(&q.primitive), q.primitive.dtype());
             if first_tracked_call::<B>(problem, dtype, want_dbias, &device) {
+                B::flash_attention_fwd_prepare(problem, dtype, &device);
                 B::flash_attention_bwd_prepare(problem, dtype, want_dbias, &device);
             }
         }
@@ -160,6 +163,14 @@ impl<B: FlashAttentionBackend, C: CheckpointStrategy> FlashAttentionBackend for 
         requested: Option<AttentionBwdConfig>,
     ) -> Result<Option<AttentionBwdConfig>, AttentionError> {
         B::flash_attention_bwd_config(problem, dtype, want_dbias, device, requested)
+    }
+
+    fn flash_attention_fwd_prepare(
+        problem: &AttentionProblem,
+        dtype: burn::tensor::DType,
+        device: &Self::Device,
+    ) -> bool {
+        B::flash_attention_fwd_prepare(problem, dtype, device)
     }
 
     fn flash_attention_bwd_prepare(

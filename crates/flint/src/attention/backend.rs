@@ -125,6 +125,21 @@ pub trait FlashAttentionBackend: Backend {
         Ok(requested)
     }
 
+    /// Starts compiling the forward's candidates of `problem` before the forward chooses,
+    /// where its first call would autotune them and the backend compiles in the background
+    /// (CUDA): the autodiff forward calls it ahead of
+    /// [`flash_attention_bwd_prepare`](Self::flash_attention_bwd_prepare), so that the
+    /// forward's compiles, which its own tuning waits for, come before the backward's.
+    /// Returns whether it started any; the provided method does nothing.
+    fn flash_attention_fwd_prepare(
+        problem: &AttentionProblem,
+        dtype: burn::tensor::DType,
+        device: &Self::Device,
+    ) -> bool {
+        let _ = (problem, dtype, device);
+        false
+    }
+
     /// Starts compiling the backward's kernels of `problem` before the backward runs, where
     /// its first call would autotune them and the backend compiles in the background (CUDA):
     /// the autodiff forward calls it ahead of its own launch when a gradient is tracked, so

@@ -12,6 +12,7 @@ use flint_kernels::attention::{
     AttentionBwdArgs, AttentionBwdConfig, AttentionFwdArgs, AttentionFwdConfig, AttentionProblem,
     choose_attention_bwd, choose_attention_fwd, launch_attention_bwd, launch_attention_bwd_chosen,
     launch_attention_fwd, launch_attention_fwd_chosen, prepare_attention_bwd,
+    prepare_attention_fwd,
 };
 use flint_tune::Selector;
 
@@ -62,14 +63,6 @@ where
         let p = problem;
         // Scratch inputs of the call's shapes, made only when the selector benchmarks (a
         // cache miss): zeros, so that timings see finite values.
-        let zeros = |shape: [usize; 4], dtype| {
-            zeros_client(client.clone(), device.clone(), shape.into(), dtype).into_tensor_arg()
-        };
-        let bias_shape = if p.has_bias {
-            [1, 1, p.seq_q, p.seq_kv]
-        } else {
-            [1, 1, 1, 1]
-        };
         let choice = choose_attention_fwd(
             &client,
             device,
@@ -77,17 +70,33 @@ where
             problem,
             dtype.into(),
             requested,
-            || AttentionFwdArgs {
-                q: zeros([p.batch, p.heads, p.seq_q, p.head_dim], dtype),
-                k: zeros([p.batch, p.kv_heads, p.seq_kv, p.head_dim], dtype),
-                v: zeros([p.batch, p.kv_heads, p.seq_kv, p.val_dim], dtype),
-                bias: zeros(bias_shape, DType::F32),
-                bias_strides: (0, 0),
-                out: zeros([p.batch, p.heads, p.seq_q, p.val_dim], dtype),
-                lse: zeros([p.batch, p.heads, p.seq_q, 1], DType::F32),
+            || {
+                let [q, k, v, bias, out, lse] = fwd_scratch(p, dtype).map(|(shape, dt)| {
+                    zeros_client(client.clone(), device.clone(), shape.into(), dt)
+                });
+                fwd_scratch_args([q, k, v, bias, out, lse])
             },
         )?;
         Ok(Some(choice.config))
+    }
+
+    fn flash_attention_fwd_prepare(
+        problem: &AttentionProblem,
+        dtype: DType,
+        device: &Self::Device,
+    ) -> bool {
+        let Ok(selector) = selector() else {
+            // The forward's own call reports the environment's error.
+            return false;
+        };
+        let client = R::client(device);
+        // Nothing runs: uninitialised tensors of the forward's shapes, made once, and only
+        // when there is something to compile.
+        let scratch = std::sync::OnceLock::new();
+        let make = || empty_on(&client, device, fwd_scratch(problem, dtype));
+        prepare_attention_fwd(&client, device, selector, problem, dtype.into(), || {
+            fwd_scratch_args(scratch.get_or_init(make).clone())
+        })
     }
 
     fn flash_attention_bwd(
@@ -161,6 +170,41 @@ where
             want_dbias,
             || bwd_scratch_args(scratch.get_or_init(make)),
         )
+    }
+}
+
+/// The shapes and dtypes of the forward's tensors, as [`fwd_scratch_args`] reads them:
+/// q, k, v, bias, out, lse.
+fn fwd_scratch(p: &AttentionProblem, dtype: DType) -> [(Vec<usize>, DType); 6] {
+    let (b, h, hkv, sq, sk, d, dv) = (
+        p.batch, p.heads, p.kv_heads, p.seq_q, p.seq_kv, p.head_dim, p.val_dim,
+    );
+    let bias = if p.has_bias {
+        vec![1, 1, sq, sk]
+    } else {
+        vec![1, 1, 1, 1]
+    };
+    [
+        (vec![b, h, sq, d], dtype),
+        (vec![b, hkv, sk, d], dtype),
+        (vec![b, hkv, sk, dv], dtype),
+        (bias, DType::F32),
+        (vec![b, h, sq, dv], dtype),
+        (vec![b, h, sq, 1], DType::F32),
+    ]
+}
+
+/// Launch arguments over the tensors [`fwd_scratch`] describes.
+fn fwd_scratch_args<R: CubeRuntime>(t: [CubeTensor<R>; 6]) -> AttentionFwdArgs<R> {
+    let [q, k, v, bias, out, lse] = t.map(|t| t.into_tensor_arg());
+    AttentionFwdArgs {
+        q,
+        k,
+        v,
+        bias,
+        bias_strides: (0, 0),
+        out,
+        lse,
     }
 }
 

@@ -234,6 +234,14 @@ impl<B: FusionBackend + FlashAttentionBackend> FlashAttentionBackend for Fusion<
         B::flash_attention_bwd_config(problem, dtype, want_dbias, device, requested)
     }
 
+    fn flash_attention_fwd_prepare(
+        problem: &AttentionProblem,
+        dtype: DType,
+        device: &Self::Device,
+    ) -> bool {
+        B::flash_attention_fwd_prepare(problem, dtype, device)
+    }
+
     fn flash_attention_bwd_prepare(
         problem: &AttentionProblem,
         dtype: DType,

@@ -100,12 +100,7 @@ pub fn choose_attention_fwd<R: Runtime>(
         .is_none()
         .then(|| WarmKey::new::<R>(device, problem, dtype, false));
     warm::choose_warm(&warm::FWD, selector, warm_key, || {
-        let op = AttentionFwdOp::new(DeviceLimits::of(client));
-        let mut inv = Invocation::new(
-            op.id(),
-            problem.signature(),
-            fingerprint::<R>(client, device),
-        );
+        let (op, mut inv) = fwd_invocation(client, device, problem);
         if let Some(config) = config {
             inv = inv.with_override(config);
         }
@@ -115,6 +110,61 @@ pub fn choose_attention_fwd<R: Runtime>(
             });
         Ok(selector.choose(&op, &inv, Some(&mut bench))?)
     })
+}
+
+/// Starts compiling the forward's candidates for `problem` ahead of its first call, when
+/// that call would autotune and the runtime compiles in the background
+/// ([`crate::compiles_in_background`]); [`prepare_attention_bwd`](crate::attention::prepare_attention_bwd)
+/// for the forward. A training step's first forward calls it before preparing the backward:
+/// the runtime compiles a bounded number of kernels at a time, and the forward's candidates,
+/// which the forward's tuning waits for, then take the first of those slots rather than wait
+/// behind the backward's. Returns whether it started any. Nothing runs: `args` may make
+/// uninitialised tensors of the call's shapes, and is called only when there is something to
+/// compile.
+pub fn prepare_attention_fwd<R: Runtime>(
+    client: &ComputeClient<R>,
+    device: &R::Device,
+    selector: &Selector,
+    problem: &AttentionProblem,
+    dtype: StorageType,
+    args: impl Fn() -> AttentionFwdArgs<R> + Send + Sync,
+) -> bool {
+    if !crate::compiles_in_background(client) {
+        return false;
+    }
+    // A config kept for this call came from the memory tier: nothing to prepare.
+    if warm::FWD
+        .get(selector, &WarmKey::new::<R>(device, problem, dtype, false))
+        .is_some()
+    {
+        return false;
+    }
+    let (op, inv) = fwd_invocation(client, device, problem);
+    let mut bench =
+        CubeclBenchmark::new(
+            client,
+            "attention_fwd",
+            |c: &AttentionFwdConfig, d| match d {
+                Dispatch::CompileOnly => launch_with(client, problem, dtype, c, args(), d),
+                Dispatch::Run => Err("prepare never runs a candidate".to_string()),
+            },
+        );
+    selector.prepare(&op, &inv, &mut bench)
+}
+
+/// The forward op on `client`'s device and the invocation of `problem` it is chosen for.
+fn fwd_invocation<R: Runtime>(
+    client: &ComputeClient<R>,
+    device: &R::Device,
+    problem: &AttentionProblem,
+) -> (AttentionFwdOp, Invocation) {
+    let op = AttentionFwdOp::new(DeviceLimits::of(client));
+    let inv = Invocation::new(
+        op.id(),
+        problem.signature(),
+        fingerprint::<R>(client, device),
+    );
+    (op, inv)
 }
 
 fn launch_with<R: Runtime>(

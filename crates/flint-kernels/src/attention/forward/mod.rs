@@ -8,6 +8,7 @@ mod portable;
 
 pub use launch::{
     AttentionFwdArgs, choose_attention_fwd, launch_attention_fwd, launch_attention_fwd_chosen,
+    prepare_attention_fwd,
 };
 pub(crate) use launch::{
     MAX_GRID_Y, causal_order, head_groups, scalars, streaming_multiprocessors, tile_map, vector_ok,
