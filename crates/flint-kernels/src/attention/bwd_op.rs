@@ -315,6 +315,22 @@ impl Op for AttentionBwdOp {
             regs.extend(fused);
             return regs;
         }
+        if Self::wgmma_lengths(inv) && self.check(inv, &Self::wgmma()).is_ok() {
+            // Where the warpgroup backward runs it won every bucket of an H200 sweep (bf16,
+            // D = 64 and 128, 256-8k, 2-32 heads) but three with two to four heads, where MMA
+            // 64x64 led by at most 7%: that tiling stays beside it, and the other MMA tilings,
+            // which only lengthened first use, go (docs/PERF.md, "Fewer candidates where the
+            // warpgroup kernels run").
+            let mut all = vec![AttentionBwdConfig::new(Variant::Mma, 64, 64), Self::wgmma()];
+            // With dQ fused, up to D = 64: 2-12% ahead of the two kernels in most rows there
+            // on an H200, 6-14% behind at D = 128, where the atomics' L2 traffic (twice dQ's
+            // f32 size per 128-key block) outweighs the dQ kernel's two recomputed products
+            // (docs/PERF.md).
+            if head_dims(inv).is_ok_and(|(d, _)| d <= 64) {
+                all.push(Self::wgmma().with_fused_dq());
+            }
+            return fitting(all);
+        }
         let mut all = Self::configs(Variant::Mma, &[(64, 32), (64, 64)]);
         all.push(AttentionBwdConfig::new(Variant::Mma, 64, 32).with_planes(8));
         // Up to D = 64 a 128-query tile fits the grid's registers (FlashAttention-2's
@@ -328,16 +344,6 @@ impl Op for AttentionBwdOp {
             all.push(grid);
         } else {
             all.push(Self::fused_wide());
-        }
-        if Self::wgmma_lengths(inv) {
-            all.push(Self::wgmma());
-            // With dQ fused, up to D = 64: 2-12% ahead of the two kernels in most rows there
-            // on an H200, 6-14% behind at D = 128, where the atomics' L2 traffic (twice dQ's f32 size
-            // per 128-key block) outweighs the dQ kernel's two recomputed products
-            // (docs/PERF.md).
-            if head_dims(inv).is_ok_and(|(d, _)| d <= 64) {
-                all.push(Self::wgmma().with_fused_dq());
-            }
         }
         let fit = fitting(all);
         if fit.is_empty() {
@@ -1030,9 +1036,22 @@ mod tests {
         for d in [64, 128] {
             hopper.check(&call(d), &fused).unwrap();
         }
-        // A candidate where it wins its timings: D = 64, not 128 (docs/PERF.md).
-        assert!(hopper.candidates(&call(64)).contains(&fused));
-        assert!(!hopper.candidates(&call(128)).contains(&fused));
+        // A candidate where it wins its timings: D = 64, not 128 (docs/PERF.md). Beside the
+        // warpgroup forms only MMA 64x64 stays, for the few short calls where it leads.
+        let mma = AttentionBwdConfig::new(Variant::Mma, 64, 64);
+        let wgmma = AttentionBwdOp::wgmma();
+        assert_eq!(hopper.candidates(&call(64)), [mma, wgmma, fused]);
+        assert_eq!(hopper.candidates(&call(128)), [mma, wgmma]);
+        // Where the warpgroup kernel cannot run the call, the MMA tilings as before.
+        let no_wgmma = AttentionBwdOp::new(DeviceLimits {
+            wgmma: false,
+            ..hopper.limits.clone()
+        });
+        for d in [64, 128] {
+            let capped = call_with(d, &["softcap"]);
+            assert_eq!(hopper.candidates(&capped), no_wgmma.candidates(&capped));
+        }
+        assert!(no_wgmma.candidates(&call_with(64, &["softcap"])).len() > 1);
         // Not above the variant's head dims.
         let e = hopper.check(&call(256), &fused).unwrap_err();
         assert!(e.contains("head_dim 256"), "{e}");

@@ -399,7 +399,18 @@ impl Op for AttentionFwdOp {
             all = short;
             all.push(AttentionFwdConfig::new(Variant::Mma, 64, 64));
         } else {
-            all.extend(self.wgmma_configs(inv));
+            let wgmma = self.wgmma_configs(inv);
+            if !wgmma.is_empty() {
+                // Where the warpgroup kernels run they won every bucket of an H200 sweep
+                // (bf16, D = 64 and 128, 256-8k, 2-32 heads) but a few short ones, where an
+                // MMA tiling led by at most 5%: the first MMA tiling that fits stays for
+                // those, and the others, which only lengthened first use (every candidate
+                // compiles), go (docs/PERF.md, "Fewer candidates where the warpgroup kernels
+                // run").
+                all.retain(|c| self.check(inv, c).is_ok());
+                all.truncate(1);
+            }
+            all.extend(wgmma);
         }
         if self.mma_refusal(inv).is_some() {
             all = if self.cmma_refusal(inv).is_none() {
@@ -946,7 +957,24 @@ mod tests {
         assert_eq!(hopper.heuristic(&masked).unwrap(), wg(128, 128));
         let cands = hopper.candidates(&inv);
         assert!(cands.contains(&wg(192, 64)) && cands.contains(&wg(128, 128)));
-        assert!(cands.iter().any(|c| c.variant == Variant::Mma));
+        // Beside them one MMA tiling, for the short calls where it can lead: 128x128 up to
+        // D = 64, else 64x64. Without the warpgroup kernels, all four.
+        let mma = |cands: &[AttentionFwdConfig]| {
+            cands
+                .iter()
+                .filter(|c| c.variant == Variant::Mma)
+                .copied()
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(mma(&cands), [AttentionFwdConfig::new(Variant::Mma, 64, 64)]);
+        let narrow = with_sig(&inv, "head_dim", SigValue::Int(64), 64);
+        assert_eq!(
+            mma(&hopper.candidates(&narrow)),
+            [AttentionFwdConfig::new(Variant::Mma, 128, 128)]
+        );
+        assert_eq!(mma(&h100().candidates(&inv)).len(), 4);
+        let capped = with_sig(&inv, "softcap", SigValue::Bool(true), 128);
+        assert_eq!(mma(&hopper.candidates(&capped)).len(), 4);
         // Not on a device without it, and not for what the kernel lacks.
         assert!(
             h100()
