@@ -7,11 +7,11 @@ use std::sync::LazyLock;
 
 use cubecl::device::{Device, DeviceId};
 use cubecl::ir::StorageType;
-use cubecl::prelude::Runtime;
-use flint_tune::{Choice, Selector, Tier, WarmMemo};
+use cubecl::prelude::{ComputeClient, Runtime};
+use flint_tune::{Choice, Invocation, Op, Selector, Tier, WarmMemo};
 
 use super::{AttentionBwdConfig, AttentionFwdConfig, AttentionProblem};
-use crate::KernelError;
+use crate::{CubeclBenchmark, Dispatch, KernelError};
 
 /// One call as a launcher sees it: the runtime and device, the problem and the element type
 /// (and, for the backward, whether it makes the bias gradient).
@@ -73,4 +73,33 @@ pub(crate) fn choose_warm<C: Clone>(
         memo.remember(token, key, &choice);
     }
     Ok(choice)
+}
+
+/// Starts compiling `op`'s candidates for `inv` ahead of its first call (the forward's and
+/// the backward's `prepare_*`), where the runtime compiles in the background and that call
+/// would tune: not when `memo` holds the call's answer, nor where [`Selector::prepare`] finds
+/// it answered otherwise. `compile` enqueues one candidate on an empty grid; nothing runs.
+/// Returns whether it started any.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn prepare_cold<R: Runtime, O: Op>(
+    memo: &WarmMemo<WarmKey, O::Config>,
+    selector: &Selector,
+    key: &WarmKey,
+    client: &ComputeClient<R>,
+    name: &'static str,
+    op: &O,
+    inv: &Invocation,
+    mut compile: impl FnMut(&O::Config) -> Result<(), String> + Send,
+) -> bool
+where
+    O::Config: Clone + Sync,
+{
+    if !crate::compiles_in_background(client) || memo.get(selector, key).is_some() {
+        return false;
+    }
+    let mut bench = CubeclBenchmark::new(client, name, |c: &O::Config, d| match d {
+        Dispatch::CompileOnly => compile(c),
+        Dispatch::Run => Err("prepare never runs a candidate".to_string()),
+    });
+    selector.prepare(op, inv, &mut bench)
 }

@@ -164,27 +164,28 @@ pub fn prepare_attention_bwd<R: Runtime>(
     dbias: bool,
     args: impl Fn() -> AttentionBwdArgs<R> + Send + Sync,
 ) -> bool {
-    if !crate::compiles_in_background(client) {
-        return false;
-    }
-    // A config kept for this call came from the memory tier: nothing to prepare.
-    if warm::BWD
-        .get(selector, &WarmKey::new::<R>(device, problem, dtype, dbias))
-        .is_some()
-    {
-        return false;
-    }
+    let key = WarmKey::new::<R>(device, problem, dtype, dbias);
     let (op, inv) = bwd_invocation(client, device, problem, dbias);
-    let mut bench =
-        CubeclBenchmark::new(
-            client,
-            "attention_bwd",
-            |c: &AttentionBwdConfig, d| match d {
-                Dispatch::CompileOnly => launch_with(client, problem, dtype, dbias, c, &args, d),
-                Dispatch::Run => Err("prepare never runs a candidate".to_string()),
-            },
-        );
-    selector.prepare(&op, &inv, &mut bench)
+    warm::prepare_cold(
+        &warm::BWD,
+        selector,
+        &key,
+        client,
+        "attention_bwd",
+        &op,
+        &inv,
+        |c| {
+            launch_with(
+                client,
+                problem,
+                dtype,
+                dbias,
+                c,
+                &args,
+                Dispatch::CompileOnly,
+            )
+        },
+    )
 }
 
 /// The backward op on `client`'s device and the invocation of `problem` it is chosen for.

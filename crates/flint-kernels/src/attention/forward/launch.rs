@@ -129,27 +129,18 @@ pub fn prepare_attention_fwd<R: Runtime>(
     dtype: StorageType,
     args: impl Fn() -> AttentionFwdArgs<R> + Send + Sync,
 ) -> bool {
-    if !crate::compiles_in_background(client) {
-        return false;
-    }
-    // A config kept for this call came from the memory tier: nothing to prepare.
-    if warm::FWD
-        .get(selector, &WarmKey::new::<R>(device, problem, dtype, false))
-        .is_some()
-    {
-        return false;
-    }
+    let key = WarmKey::new::<R>(device, problem, dtype, false);
     let (op, inv) = fwd_invocation(client, device, problem);
-    let mut bench =
-        CubeclBenchmark::new(
-            client,
-            "attention_fwd",
-            |c: &AttentionFwdConfig, d| match d {
-                Dispatch::CompileOnly => launch_with(client, problem, dtype, c, args(), d),
-                Dispatch::Run => Err("prepare never runs a candidate".to_string()),
-            },
-        );
-    selector.prepare(&op, &inv, &mut bench)
+    warm::prepare_cold(
+        &warm::FWD,
+        selector,
+        &key,
+        client,
+        "attention_fwd",
+        &op,
+        &inv,
+        |c| launch_with(client, problem, dtype, c, args(), Dispatch::CompileOnly),
+    )
 }
 
 /// The forward op on `client`'s device and the invocation of `problem` it is chosen for.
