@@ -102,6 +102,42 @@ pub(crate) fn issue_ss_sw128<E: Float>(
     }
 }
 
+/// [`issue_ss_sw128`] with A in registers: `a` holds the warpgroup's `width / 16` k-steps
+/// of four pairs (as `ldmatrix` loads them from the swizzled tile), so that only B is read
+/// from shared memory. One commit group per 64 columns, `acc` overwritten.
+#[cube]
+pub(crate) fn issue_rs_sw128<E: Float>(
+    a: &Array<Vector<E, Pair>>,
+    b_addr: u32,
+    acc: &mut Array<Vector<f32, Pair>>,
+    #[comptime] b_rows: u32,
+    #[comptime] n: u32,
+    #[comptime] width: u32,
+    #[comptime] proxy_fence: bool,
+) {
+    let a0 = a_block::<E>(a, 0u32);
+    let b0 = sw128_descriptor::<E>(b_addr, 16u32, 32u32);
+    wgmma_start::<E, E>(&a0, &b0, acc, n, 64u32, proxy_fence);
+    #[unroll]
+    for c in 1..comptime!(width / 64) {
+        let ac = a_block::<E>(a, c);
+        let b = sw128_descriptor::<E>(b_addr + c * comptime!(b_rows * 128), 16u32, 32u32);
+        wgmma_issue::<E, E>(&ac, &b, acc, n, 64u32, proxy_fence);
+    }
+}
+
+/// The four k-steps of A's 64-column block `c`: a descriptor's k-steps stay within a
+/// block, so each block is a product of its own.
+#[cube]
+fn a_block<E: Float>(a: &Array<Vector<E, Pair>>, c: u32) -> Array<Vector<E, Pair>> {
+    let mut part = Array::<Vector<E, Pair>>::new(16usize);
+    #[unroll]
+    for x in 0..16u32 {
+        part[x as usize] = a[(c * 16 + x) as usize];
+    }
+    part
+}
+
 /// An MN-major B in 128-byte swizzled rows: `rows` rows (K) from `addr`, 64-element blocks of
 /// N `rows · 128` bytes apart, k-steps of sixteen rows.
 #[cube]

@@ -93,6 +93,15 @@ impl WgmmaFwdParams {
         64 * self.warpgroups * self.head_dim * 2
     }
 
+    /// Whether each consumer loads its 64 rows of Q into registers once per work item, as
+    /// `S = Q·Kᵀ`'s A operand, so that the product reads only K from shared memory: with
+    /// swizzled tiles, `D = 128` and two consumer warpgroups, whose share of the register
+    /// file leaves room for Q's 64 registers a thread (three leave 160 a thread, too few).
+    /// Measured 1-3% faster at `D = 128` and 1-2% slower at `D = 64` (`docs/PERF.md`).
+    pub const fn q_in_registers(&self) -> bool {
+        self.swizzle() && self.warpgroups == 2 && self.head_dim == 128
+    }
+
     /// Bytes of one K tile: one buffer of the K ring.
     pub const fn k_tile_bytes(&self) -> u32 {
         self.block_kv * self.head_dim * 2

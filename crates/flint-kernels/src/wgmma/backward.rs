@@ -8,7 +8,8 @@
 //!   `dSᵀ = Pᵀ ∘ (dPᵀ − delta)`, `dV += Pᵀ·dO` and `dK += dSᵀ·Q` (A from registers, B the
 //!   tile read MN-major). The producer's other threads copy each tile's `lse2` and `delta`.
 //! - `attention_bwd_dq_wgmma` owns `64 · warpgroups` queries and walks the key tiles:
-//!   `S = Q·Kᵀ`, `dP = dO·Vᵀ`, `dS = P ∘ (dP − delta)`, `dQ += dS·K`.
+//!   `S = Q·Kᵀ` and `dP = dO·Vᵀ` (A, the resident Q and dO, loaded once into registers),
+//!   `dS = P ∘ (dP − delta)`, `dQ += dS·K`.
 //!
 //! Seven products per pair of tiles against the fused MMA kernel's five, but no atomics.
 //! With [`WgmmaBwdParams::fused_dq`] the dK/dV kernel also adds each tile's `dS·K` over its
@@ -29,12 +30,12 @@ use cubecl::prelude::*;
 
 use super::attention::WgmmaFwdParams;
 use super::pipelined::{
-    key_tiles, mask_scores, release_stage, stage_barriers, stage_sw128, store_sw128, tma_boxes,
-    to_operand, wait_stage,
+    key_tiles, load_a_sw128, mask_scores, release_stage, stage_barriers, stage_sw128, store_sw128,
+    tma_boxes, to_operand, wait_stage,
 };
 use super::{
-    issue_ss_sw128, mn_sw128, named_barrier, order_before_wait, set_max_registers, smem_address,
-    wgmma_issue, wgmma_start, wgmma_wait,
+    issue_rs_sw128, issue_ss_sw128, mn_sw128, named_barrier, order_before_wait, set_max_registers,
+    smem_address, wgmma_issue, wgmma_start, wgmma_wait,
 };
 use crate::attention::backward::mma::dq_block_offset;
 use crate::attention::forward::mma::{Pair, exp2, reversed, write_pair};
@@ -919,17 +920,12 @@ fn dq_consume<E: Float, N: Size>(
     s: &PortableScalars,
     #[comptime] p: WgmmaBwdParams,
 ) {
-    let plane = UNIT_POS_Y;
     let walk_p = comptime!(p.walk());
     let scale_log2 = s.scale * LOG2_E;
     let mut token = SharedMemory::<f32>::new(1usize);
     let (t_begin, t1, t2, t_end) = (walk[0], walk[1], walk[2], walk[3]);
     let tiles = t_end - t_begin;
     let diag = row0 as i32 + seq_kv as i32 - seq_q as i32;
-    let warpgroup = plane / 4;
-    // In 128-byte swizzled rows: 64 rows are 512 vectors.
-    let q_addr = smem_address::<E, N>(&q_s.slice((warpgroup * 512) as usize, 1usize));
-    let do_addr = smem_address::<E, N>(&do_s.slice((warpgroup * 512) as usize, 1usize));
     let k_addr = smem_address::<E, N>(&k_s.slice(0usize, 1usize));
     let v_addr = smem_address::<E, N>(&v_s.slice(0usize, 1usize));
 
@@ -941,12 +937,18 @@ fn dq_consume<E: Float, N: Size>(
 
     // The first tile's dS, before the loops.
     q_full.wait_parity(0u32);
+    // Q and dO, resident, as the A operands of the scores: only K and V are read from shared
+    // memory by their products, whose n = 64 would otherwise read as many bytes of A as of B.
+    let mut q_frag = Array::<Vector<E, Pair>>::new(comptime!((p.head_dim / 4) as usize));
+    let mut do_frag = Array::<Vector<E, Pair>>::new(comptime!((p.val_dim / 4) as usize));
+    load_a_sw128::<E, N>(q_s, &mut q_frag, 0u32, comptime!(p.rows()), p.head_dim);
+    load_a_sw128::<E, N>(do_s, &mut do_frag, 0u32, comptime!(p.rows()), p.val_dim);
     dq_issue_scores::<E>(
         0u32,
         &mut s_acc,
         &mut dp_acc,
-        q_addr,
-        do_addr,
+        &q_frag,
+        &do_frag,
         k_addr,
         v_addr,
         full,
@@ -977,8 +979,8 @@ fn dq_consume<E: Float, N: Size>(
                 &mut dp_acc,
                 &mut ds_frag,
                 &mut token,
-                q_addr,
-                do_addr,
+                &q_frag,
+                &do_frag,
                 k_addr,
                 v_addr,
                 full,
@@ -1004,8 +1006,8 @@ fn dq_consume<E: Float, N: Size>(
             &mut dp_acc,
             &mut ds_frag,
             &mut token,
-            q_addr,
-            do_addr,
+            &q_frag,
+            &do_frag,
             k_addr,
             v_addr,
             full,
@@ -1030,8 +1032,8 @@ fn dq_consume<E: Float, N: Size>(
             &mut dp_acc,
             &mut ds_frag,
             &mut token,
-            q_addr,
-            do_addr,
+            &q_frag,
+            &do_frag,
             k_addr,
             v_addr,
             full,
@@ -1064,8 +1066,8 @@ fn dq_issue_scores<E: Float>(
     i: u32,
     s_acc: &mut Array<Vector<f32, Pair>>,
     dp_acc: &mut Array<Vector<f32, Pair>>,
-    q_addr: u32,
-    do_addr: u32,
+    q_frag: &Array<Vector<E, Pair>>,
+    do_frag: &Array<Vector<E, Pair>>,
     k_addr: u32,
     v_addr: u32,
     full: &Sequence<Shared<Barrier>>,
@@ -1083,27 +1085,8 @@ fn dq_issue_scores<E: Float>(
     wait_stage(full, stage, i / stages, stages);
     let k_tile = k_addr + stage * k_tile_bytes;
     let v_tile = v_addr + stage * v_tile_bytes;
-    let block_q = comptime!(p.rows());
-    issue_ss_sw128::<E>(
-        q_addr,
-        k_tile,
-        s_acc,
-        block_q,
-        TILE,
-        TILE,
-        p.head_dim,
-        PROXY_FENCE,
-    );
-    issue_ss_sw128::<E>(
-        do_addr,
-        v_tile,
-        dp_acc,
-        block_q,
-        TILE,
-        TILE,
-        p.val_dim,
-        PROXY_FENCE,
-    );
+    issue_rs_sw128::<E>(q_frag, k_tile, s_acc, TILE, TILE, p.head_dim, PROXY_FENCE);
+    issue_rs_sw128::<E>(do_frag, v_tile, dp_acc, TILE, TILE, p.val_dim, PROXY_FENCE);
 }
 
 /// `dS = exp2(S · scale · log2 e − lse2) ∘ (dP − delta)` into `dp` (f32), row by row
@@ -1145,8 +1128,8 @@ fn dq_step<E: Float>(
     dp_acc: &mut Array<Vector<f32, Pair>>,
     ds_frag: &mut Array<Vector<E, Pair>>,
     token: &mut SharedMemory<f32>,
-    q_addr: u32,
-    do_addr: u32,
+    q_frag: &Array<Vector<E, Pair>>,
+    do_frag: &Array<Vector<E, Pair>>,
     k_addr: u32,
     v_addr: u32,
     full: &Sequence<Shared<Barrier>>,
@@ -1165,7 +1148,7 @@ fn dq_step<E: Float>(
     let k_tile_bytes = comptime!(TILE * p.head_dim * 2);
     let next = j + 1;
     dq_issue_scores::<E>(
-        next, s_acc, dp_acc, q_addr, do_addr, k_addr, v_addr, full, p,
+        next, s_acc, dp_acc, q_frag, do_frag, k_addr, v_addr, full, p,
     );
     let k_mn = mn_sw128(k_addr + (j % stages) * k_tile_bytes, TILE);
     wgmma_issue::<E, u16>(ds_frag, &k_mn, dq_acc, p.head_dim, TILE, PROXY_FENCE);

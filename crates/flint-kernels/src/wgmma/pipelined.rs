@@ -57,8 +57,9 @@ use cubecl::prelude::*;
 
 use super::attention::{Ablation, LN_2, RESCALE_SLACK_LOG2, WgmmaFwdParams};
 use super::{
-    b_descriptor, descriptor, issue_ss_sw128, mn_sw128, named_barrier, order_before_wait,
-    set_max_registers, smem_address, tma_descriptor, wgmma_issue, wgmma_ss_issue, wgmma_wait,
+    b_descriptor, descriptor, issue_rs_sw128, issue_ss_sw128, mn_sw128, named_barrier,
+    order_before_wait, set_max_registers, smem_address, tma_descriptor, wgmma_issue,
+    wgmma_ss_issue, wgmma_wait,
 };
 use crate::attention::forward::mma::copy_chunk;
 use crate::attention::forward::mma::{Pair, exp2, write_pair};
@@ -1029,6 +1030,22 @@ fn consume<E: Float, N: Size>(
     }
 
     wait_stage(q_full, q_slot, loads / q_buffers, q_buffers);
+    // Q as the scores' A operand in registers (`WgmmaFwdParams::q_in_registers`); a
+    // placeholder otherwise.
+    let mut q_frag = Array::<Vector<E, Pair>>::new(comptime!(if p.q_in_registers() {
+        (p.head_dim / 4) as usize
+    } else {
+        1usize
+    }));
+    if comptime!(p.q_in_registers()) {
+        load_a_sw128::<E, N>(
+            q_s,
+            &mut q_frag,
+            q_slot * comptime!(p.q_bytes() / 16),
+            comptime!(64 * p.warpgroups),
+            p.head_dim,
+        );
+    }
     // The turns of `key_step` start with the first warpgroup: the last one's arrival opens
     // them, and the first one's wait after the loops takes the last turn's arrival. The next
     // opening must come after that wait, so that a barrier never holds two arrivals of the
@@ -1045,6 +1062,7 @@ fn consume<E: Float, N: Size>(
     wait_stage(k_full, base % k_stages, base / k_stages, k_stages);
     issue_scores::<E>(
         q_addr,
+        &q_frag,
         k_addr + (base % k_stages) * k_tile_bytes,
         &mut s_acc,
         p,
@@ -1075,6 +1093,7 @@ fn consume<E: Float, N: Size>(
                 &mut alpha,
                 &mut token,
                 q_addr,
+                &q_frag,
                 k_addr,
                 v_addr,
                 base,
@@ -1104,6 +1123,7 @@ fn consume<E: Float, N: Size>(
             &mut alpha,
             &mut token,
             q_addr,
+            &q_frag,
             k_addr,
             v_addr,
             base,
@@ -1132,6 +1152,7 @@ fn consume<E: Float, N: Size>(
             &mut alpha,
             &mut token,
             q_addr,
+            &q_frag,
             k_addr,
             v_addr,
             base,
@@ -1238,9 +1259,6 @@ pub(super) fn stage_sw128<E: Float, N: Size>(
     #[comptime] rows: u32,
     #[comptime] width: u32,
 ) {
-    let lane = UNIT_POS_X;
-    let quad = lane / 8;
-    let tile_row = UNIT_POS_Y * 16 + lane % 8 + (quad % 2) * 8;
     let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
     #[unroll]
     for j in 0..comptime!(width / 16) {
@@ -1254,11 +1272,7 @@ pub(super) fn stage_sw128<E: Float, N: Size>(
             cast[1] = E::cast_from(pair[1] * factor);
             regs[m as usize] = cast;
         }
-        let group = 2 * j + quad / 2;
-        let chunk = base
-            + (group / 8) * comptime!(rows * 8)
-            + tile_row * 8
-            + ((group % 8) ^ (tile_row % 8));
+        let chunk = sw128_lane_chunk(base, j, rows);
         def.store_matrix::<Vector<E, N>, Pair>(
             &mut buf.slice_mut(chunk as usize, chunk as usize + 1),
             &regs,
@@ -1268,6 +1282,48 @@ pub(super) fn stage_sw128<E: Float, N: Size>(
         );
     }
     sync_async_proxy_shared();
+}
+
+/// The 16-byte chunk (a vector index from `base`) whose address this lane gives a
+/// four-matrix `stmatrix` or `ldmatrix` at columns `16j..16j + 16` of its warp's 16 rows, in a
+/// tile of `rows` rows in 128-byte swizzled rows: lanes `8m..8m + 8` address matrix `m`, rows
+/// `8 (m % 2)` on and columns `8 (m / 2)` on, so that register `m` holds the pairs of an
+/// accumulator's (or A operand's) pair `4j + m`.
+#[cube]
+fn sw128_lane_chunk(base: u32, j: u32, #[comptime] rows: u32) -> u32 {
+    let lane = UNIT_POS_X;
+    let quad = lane / 8;
+    let tile_row = UNIT_POS_Y * 16 + lane % 8 + (quad % 2) * 8;
+    let group = 2 * j + quad / 2;
+    base + (group / 8) * comptime!(rows * 8) + tile_row * 8 + ((group % 8) ^ (tile_row % 8))
+}
+
+/// The inverse of [`stage_sw128`] for an A operand: each consumer warp's 16 rows of a tile
+/// that TMA put in 128-byte swizzled rows (`rows` rows of `width` columns from vector
+/// `base`), as `wgmma`'s A fragments (`width / 16` k-steps of four pairs), by `ldmatrix`.
+#[cube]
+pub(super) fn load_a_sw128<E: Float, N: Size>(
+    buf: &SharedMemory<Vector<E, N>>,
+    frag: &mut Array<Vector<E, Pair>>,
+    base: u32,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+) {
+    let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
+    #[unroll]
+    for j in 0..comptime!(width / 16) {
+        let chunk = sw128_lane_chunk(base, j, rows);
+        let m = def.load_matrix::<Vector<E, N>, Pair>(
+            &buf.slice(chunk as usize, chunk as usize + 1),
+            MatrixIdent::A,
+            4usize,
+            false,
+        );
+        #[unroll]
+        for x in 0..4u32 {
+            frag[(4 * j + x) as usize] = m[x as usize];
+        }
+    }
 }
 
 /// Stores a tile staged by [`stage_sw128`] (`rows` rows of `width` columns from vector `base`
@@ -1316,6 +1372,7 @@ fn key_step<E: Float>(
     alpha: &mut Array<f32>,
     token: &mut SharedMemory<f32>,
     q_addr: u32,
+    q_frag: &Array<Vector<E, Pair>>,
     k_addr: u32,
     v_addr: u32,
     base: u32,
@@ -1351,7 +1408,13 @@ fn key_step<E: Float>(
     if comptime!(p.warpgroups > 1) {
         named_barrier(1 + warpgroup, 256u32, false);
     }
-    issue_scores::<E>(q_addr, k_addr + (next_n % ks) * k_tile_bytes, s_acc, p);
+    issue_scores::<E>(
+        q_addr,
+        q_frag,
+        k_addr + (next_n % ks) * k_tile_bytes,
+        s_acc,
+        p,
+    );
     wgmma_issue::<E, u16>(
         p_frag,
         &v_now,
@@ -1393,11 +1456,22 @@ fn key_step<E: Float>(
 #[cube]
 fn issue_scores<E: Float>(
     q_addr: u32,
+    q_frag: &Array<Vector<E, Pair>>,
     k_addr: u32,
     s_acc: &mut Array<Vector<f32, Pair>>,
     #[comptime] p: WgmmaFwdParams,
 ) {
-    if comptime!(p.swizzle()) {
+    if comptime!(p.q_in_registers()) {
+        issue_rs_sw128::<E>(
+            q_frag,
+            k_addr,
+            s_acc,
+            p.block_kv,
+            p.block_kv,
+            p.head_dim,
+            comptime!(p.proxy_fence()),
+        );
+    } else if comptime!(p.swizzle()) {
         issue_ss_sw128::<E>(
             q_addr,
             k_addr,
