@@ -47,6 +47,10 @@ for cu in "$out"/*.cu; do
   info="$("$tools/nvidia/cuda_nvcc/bin/ptxas" -v -arch=sm_90a "$out/$name.ptx" -o "$out/$name.cubin" 2>&1)"
   regs="$(grep -o 'Used [0-9]* registers' <<<"$info" | grep -o '[0-9]*')"
   spill="$(grep -o '[0-9]* bytes spill stores' <<<"$info" | grep -o '^[0-9]*')"
-  printf '%-72s %3s registers %4s bytes spilled\n' "$name" "$regs" "$spill"
+  # C7510-C7515: ptxas serialized the kernel's `wgmma`s (each waits for the one before),
+  # printed as an info line that is easy to miss.
+  serial="$(grep -o 'C751[0-9]' <<<"$info" | sort -u | tr '\n' ' ')"
+  printf '%-72s %3s registers %4s bytes spilled%s\n' "$name" "$regs" "$spill" \
+    "${serial:+  wgmma SERIALIZED ($serial)}"
 done
 exit "$failed"
