@@ -49,7 +49,7 @@ for cu in "$out"/*.cu; do
   spill="$(grep -o '[0-9]* bytes spill stores' <<<"$info" | grep -o '^[0-9]*')"
   # C7510-C7515: ptxas serialized the kernel's `wgmma`s (each waits for the one before),
   # printed as an info line that is easy to miss.
-  serial="$(grep -o 'C751[0-9]' <<<"$info" | sort -u | tr '\n' ' ')"
+  serial="$(grep -o 'C751[0-9]' <<<"$info" | sort -u | tr '\n' ' ' || true)"
   printf '%-72s %3s registers %4s bytes spilled%s\n' "$name" "$regs" "$spill" \
     "${serial:+  wgmma SERIALIZED ($serial)}"
 done
