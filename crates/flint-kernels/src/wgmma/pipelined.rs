@@ -1450,9 +1450,10 @@ fn key_step<E: Float>(
     }
 }
 
-/// Issues `S += Q·Kᵀ` for this warpgroup (SS form): Q's rows from `q_addr`, the K tile at
-/// `k_addr`. In swizzled rows, one commit group per 64 columns of `D` (a descriptor's
-/// k-steps advance within a 128-byte row only), otherwise one.
+/// Issues `S = Q·Kᵀ` for this warpgroup, the K tile at `k_addr`: with Q's fragments `q_frag`
+/// as A where `WgmmaFwdParams::q_in_registers`, otherwise in the SS form with Q's rows from
+/// `q_addr`. In swizzled rows, one commit group per 64 columns of `D` (a descriptor's k-steps
+/// advance within a 128-byte row only), otherwise one.
 #[cube]
 fn issue_scores<E: Float>(
     q_addr: u32,
