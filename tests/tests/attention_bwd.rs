@@ -927,7 +927,7 @@ fn tall_grid_gradients_match_reference_on_gpu() {
 /// The warpgroup-MMA backward (two TMA-fed kernels, sm_90) against the f64 reference in bf16
 /// and f16: partial query and key tiles, GQA with causal masks (`Sq < Sk`, and `Sq > Sk` with
 /// rows that see no key), a causal grid of two head groups, a window with both bounds,
-/// `Dv != D`.
+/// `Dv != D`, and dQ cubes that walk several blocks.
 #[test]
 #[cfg_attr(
     not(feature = "cuda"),
@@ -972,7 +972,8 @@ fn wgmma_fused_dq_gradients_match_reference_on_gpu() {
 
 /// The warpgroup backward's cases, at both of its head dims: partial blocks, GQA with causal
 /// masks both ways (`Sq < Sk`, and `Sq > Sk` with rows that see no key), two head groups of a
-/// causal grid, a window with both bounds, and `Dv` below `D`.
+/// causal grid, a window with both bounds, `Dv` below `D`, and dQ cubes that walk several
+/// blocks.
 fn wgmma_cases() -> Vec<(&'static str, Case)> {
     let mut cases = vec![("plain d128 s300", Case::new(1, 2, 2, 300, 300, 128))];
     let mut c = Case::new(1, 8, 2, 200, 333, 128);
@@ -991,6 +992,16 @@ fn wgmma_cases() -> Vec<(&'static str, Case)> {
     let mut c = Case::new(1, 2, 2, 260, 190, 128);
     c.dv = 64;
     cases.push(("dv 64 d128", c));
+    // 320 query blocks, 192 causal pairs: on a 132-SM grid the persistent dQ kernel's cubes
+    // walk two or three blocks (its Q buffers reused), or one or two pairs, among them blocks
+    // whose rows see no key.
+    cases.push((
+        "gqa4 sq>sk, several blocks a cube d64",
+        Case::new(4, 16, 4, 640, 384, 64),
+    ));
+    let mut c = Case::new(4, 16, 4, 640, 384, 64);
+    c.opts.causal = true;
+    cases.push(("gqa4 causal sq>sk, several pairs a cube d64", c));
     cases
 }
 

@@ -216,8 +216,9 @@ impl Op for AttentionBwdOp {
         // at D = 128); re-tune. 14: the cooperative-matrix backward joins them where the
         // register-level MMA is missing (Vulkan). 15: the warpgroup kernels' gradients
         // leave by TMA (faster at short sequences); re-tune. 16: the warpgroup backward
-        // with dQ fused joins the candidates up to D = 64.
-        16
+        // with dQ fused joins the candidates up to D = 64. 17: its dQ kernel a persistent
+        // grid (the next block's Q and dO copied under this one's keys); re-tune.
+        17
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {

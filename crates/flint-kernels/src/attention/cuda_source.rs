@@ -931,6 +931,8 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                 scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
                 &mut a.launcher,
             );
+            // The persistent walk's head group.
+            <u32 as LaunchArg>::register(1u32, &mut a.launcher);
             let kernel = q::AttentionBwdDqWgmma::<WgpuRuntime>::new(
                 settings,
                 client.clone(),
@@ -945,6 +947,7 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                 dqa,
                 (),
                 sc,
+                (),
                 8usize,
                 2usize,
                 params,

@@ -7,7 +7,8 @@
 //!   `dPᵀ = V·dOᵀ` (both operands in shared memory), `Pᵀ = exp2(Sᵀ · scale · log2 e − lse2)`,
 //!   `dSᵀ = Pᵀ ∘ (dPᵀ − delta)`, `dV += Pᵀ·dO` and `dK += dSᵀ·Q` (A from registers, B the
 //!   tile read MN-major). The producer's other threads copy each tile's `lse2` and `delta`.
-//! - `attention_bwd_dq_wgmma` owns `64 · warpgroups` queries and walks the key tiles:
+//! - `attention_bwd_dq_wgmma`, a persistent grid, walks blocks of `64 · warpgroups` queries
+//!   and, for each, the key tiles:
 //!   `S = Q·Kᵀ` and `dP = dO·Vᵀ` (A, the resident Q and dO, loaded once into registers),
 //!   `dS = P ∘ (dP − delta)`, `dQ += dS·K`.
 //!
@@ -30,8 +31,8 @@ use cubecl::prelude::*;
 
 use super::attention::WgmmaFwdParams;
 use super::pipelined::{
-    key_tiles, load_a_sw128, mask_scores, release_stage, stage_barriers, stage_sw128, store_sw128,
-    tma_boxes, to_operand, wait_stage,
+    key_tiles, load_a_sw128, mask_scores, paired_block, release_stage, stage_barriers, stage_sw128,
+    store_sw128, tma_boxes, to_operand, wait_stage,
 };
 use super::{
     issue_rs_sw128, issue_ss_sw128, mn_sw128, named_barrier, order_before_wait, set_max_registers,
@@ -118,11 +119,53 @@ impl WgmmaBwdParams {
         }
     }
 
-    /// Shared memory of one cube, in bytes.
-    pub const fn shared_bytes(&self) -> u32 {
+    /// Whether the dQ kernel's cubes walk pairs of query blocks (see `dq_block`): under a
+    /// causal mask (a right window bound without a left one), whose blocks' work grows with
+    /// their place.
+    pub const fn dq_paired(&self) -> bool {
+        self.has_right && !self.has_left
+    }
+
+    /// Bytes of one cube's resident tiles: K and V in dK/dV, Q and dO in dQ.
+    const fn own_bytes(&self) -> u32 {
         self.rows() * (self.head_dim + self.val_dim) * 2
-            + self.ds_bytes()
-            + self.stages() * self.stage_bytes()
+    }
+
+    /// Q and dO buffers of the persistent dQ kernel: two where they fit beside two K/V
+    /// stages, so that the producer copies the next block's Q and dO while the consumers walk
+    /// this one's keys; else one.
+    pub const fn dq_buffers(&self) -> u32 {
+        let two = 2 * self.own_bytes() + 2 * self.dq_stage_bytes() + 1024;
+        if two <= WgmmaFwdParams::SHARED_LIMIT {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Bytes of one stage of the dQ kernel: a K and a V tile of [`TILE`] rows.
+    const fn dq_stage_bytes(&self) -> u32 {
+        TILE * (self.head_dim + self.val_dim) * 2
+    }
+
+    /// K/V stages of the dQ kernel that fit beside its Q and dO buffers, 2 to 4.
+    pub const fn dq_stages(&self) -> u32 {
+        let own = self.dq_buffers() * self.own_bytes();
+        let fit = WgmmaFwdParams::SHARED_LIMIT.saturating_sub(own + 1024) / self.dq_stage_bytes();
+        if fit < 2 {
+            2
+        } else if fit > 4 {
+            4
+        } else {
+            fit
+        }
+    }
+
+    /// Shared memory of one cube of either kernel (the larger), in bytes.
+    pub const fn shared_bytes(&self) -> u32 {
+        let dkdv = self.own_bytes() + self.ds_bytes() + self.stages() * self.stage_bytes();
+        let dq = self.dq_buffers() * self.own_bytes() + self.dq_stages() * self.dq_stage_bytes();
+        if dkdv > dq { dkdv } else { dq }
     }
 
     /// Registers per consumer thread after `setmaxnreg`: what the producer releases split
@@ -739,8 +782,13 @@ fn write_grad<E: Float, NO: Size>(
     }
 }
 
-/// The dQ kernel. Grid `(G, ceil(Sq / (64·warpgroups)), B·H / G)` (see
-/// [`grouped_block_and_head`]), cube `(32, 4·warpgroups + 4)`.
+/// The dQ kernel. Grid `(cubes, 1, 1)`, cube `(32, 4·warpgroups + 4)`: persistent, one cube
+/// per SM, each walking query blocks ([`dq_block`]: in order, or under a causal mask pairs
+/// of blocks that weigh alike, `launch_group` heads at a time). The producer copies the next
+/// block's Q and dO into a second buffer ([`WgmmaBwdParams::dq_buffers`]), then its first key
+/// tiles, while the consumers walk this block's: the start a cube of its own would pay for
+/// (`docs/PERF.md`). Both sides count the blocks (`loads`) and key tiles (`base`) they have
+/// walked: every barrier's phase.
 #[cube(launch_unchecked, fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
@@ -755,12 +803,16 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
     dq: &mut Tensor<Vector<E, NO>>,
     dq_map: &mut TensorMap<E, Tiled>,
     s: &PortableScalars,
+    launch_group: u32,
     #[comptime] p: WgmmaBwdParams,
     #[define(E)] _dtype: StorageType,
 ) {
     let consumers = comptime!(p.warpgroups * 128);
     let block_q = comptime!(p.rows());
-    let stages = comptime!(p.stages());
+    let stages = comptime!(p.dq_stages());
+    let q_buffers = comptime!(p.dq_buffers());
+    let q_vectors = comptime!(block_q * p.head_dim / 8);
+    let do_vectors = comptime!(block_q * p.val_dim / 8);
     let walk_p = comptime!(p.walk());
     let lane = UNIT_POS_X;
     let plane = UNIT_POS_Y;
@@ -768,21 +820,15 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
     let heads = q.shape(1) as u32;
     let seq_q = q.shape(2) as u32;
     let seq_kv = k.shape(2) as u32;
-    let order = grouped_block_and_head(true);
-    let b = order[1] / heads;
-    let h = order[1] % heads;
-    let kvh = h / s.group;
-    let q_first = order[0] * block_q;
-    let walk = key_tiles(q_first, seq_q, seq_kv, s, walk_p);
-    let t_begin = walk[0];
-    let tiles = walk[3] - t_begin;
+    let blocks = seq_q.div_ceil(block_q);
+    let batch_heads = q.shape(0) as u32 * heads;
 
     let mut q_s = SharedMemory::<Vector<E, N>>::new_aligned(
-        comptime!((block_q * p.head_dim / 8) as usize),
+        comptime!((q_buffers * q_vectors) as usize),
         1024usize,
     );
     let mut do_s = SharedMemory::<Vector<E, N>>::new_aligned(
-        comptime!((block_q * p.val_dim / 8) as usize),
+        comptime!((q_buffers * do_vectors) as usize),
         1024usize,
     );
     let mut k_s = SharedMemory::<Vector<E, N>>::new_aligned(
@@ -793,106 +839,243 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
         comptime!((stages * TILE * p.val_dim / 8) as usize),
         1024usize,
     );
-    let q_full = Barrier::shared(1u32, tid == 0);
+    // `q_full`: Q and dO landed; `q_empty`: the consumers' thread 0 saw every consumer past
+    // the block and the copies of its dQ out of the buffer done.
+    let q_full = stage_barriers(1u32, tid == 0, q_buffers);
+    let q_empty = stage_barriers(1u32, tid == 0, q_buffers);
     let full = stage_barriers(1u32, tid == 0, stages);
     let empty = stage_barriers(consumers, tid == 0, stages);
     sync_async_proxy_shared();
 
+    let mut step = 0u32;
+    let mut base = 0u32;
+    let mut loads = 0u32;
     if plane >= comptime!(4 * p.warpgroups) {
         set_max_registers(WgmmaBwdParams::PRODUCER_REGISTERS);
-        if tid == consumers && tiles > 0 {
-            let _ = q_full
-                .arrive_and_expect_tx(1u32, comptime!(block_q * (p.head_dim + p.val_dim) * 2));
-            tma_boxes::<E, N>(
-                q_map, &q_full, &mut q_s, 0u32, b, h, q_first, block_q, p.head_dim, 64u32,
-            );
-            tma_boxes::<E, N>(
-                do_map, &q_full, &mut do_s, 0u32, b, h, q_first, block_q, p.val_dim, 64u32,
-            );
-            let mut i = 0u32;
-            while i < tiles {
-                let stage = i % stages;
-                if i >= stages {
-                    wait_stage(&empty, stage, i / stages - 1, stages);
+        if tid == consumers {
+            loop {
+                let at = dq_block(step, batch_heads, blocks, launch_group, p);
+                if at[3] == 1 {
+                    break;
                 }
-                stage_pair::<E, N>(
-                    k_map,
-                    v_map,
-                    &full,
-                    &mut k_s,
-                    &mut v_s,
-                    stage,
-                    b,
-                    kvh,
-                    (t_begin + i) * TILE,
-                    p.head_dim,
-                    p.val_dim,
-                    stages,
-                );
-                i += 1;
+                if at[2] == 1 {
+                    let b = at[1] / heads;
+                    let h = at[1] % heads;
+                    let kvh = h / s.group;
+                    let q_first = at[0] * block_q;
+                    let walk = key_tiles(q_first, seq_q, seq_kv, s, walk_p);
+                    let t_begin = walk[0];
+                    let tiles = walk[3] - t_begin;
+                    if tiles > 0 {
+                        let slot = loads % q_buffers;
+                        if loads >= q_buffers {
+                            wait_stage(&q_empty, slot, loads / q_buffers - 1, q_buffers);
+                        }
+                        #[unroll]
+                        for qb in 0..q_buffers {
+                            if slot == qb {
+                                let barrier = q_full.index(qb as usize);
+                                let _ = barrier.arrive_and_expect_tx(
+                                    1u32,
+                                    comptime!(block_q * (p.head_dim + p.val_dim) * 2),
+                                );
+                                tma_boxes::<E, N>(
+                                    q_map,
+                                    barrier,
+                                    &mut q_s,
+                                    comptime!(qb * q_vectors),
+                                    b,
+                                    h,
+                                    q_first,
+                                    block_q,
+                                    p.head_dim,
+                                    64u32,
+                                );
+                                tma_boxes::<E, N>(
+                                    do_map,
+                                    barrier,
+                                    &mut do_s,
+                                    comptime!(qb * do_vectors),
+                                    b,
+                                    h,
+                                    q_first,
+                                    block_q,
+                                    p.val_dim,
+                                    64u32,
+                                );
+                            }
+                        }
+                        let mut i = 0u32;
+                        while i < tiles {
+                            // The tile's place among every tile this cube has copied.
+                            let n = base + i;
+                            let stage = n % stages;
+                            if n >= stages {
+                                wait_stage(&empty, stage, n / stages - 1, stages);
+                            }
+                            stage_pair::<E, N>(
+                                k_map,
+                                v_map,
+                                &full,
+                                &mut k_s,
+                                &mut v_s,
+                                stage,
+                                b,
+                                kvh,
+                                (t_begin + i) * TILE,
+                                p.head_dim,
+                                p.val_dim,
+                                stages,
+                            );
+                            i += 1;
+                        }
+                        base += tiles;
+                        loads += 1;
+                    }
+                }
+                step += 1;
             }
         }
     } else {
         set_max_registers(comptime!(p.consumer_registers()));
-        let row0 = q_first + plane * 16 + lane / 4;
         let mut dq_acc = Array::<Vector<f32, Pair>>::new(comptime!((p.head_dim / 4) as usize));
-        #[unroll]
-        for i in 0..comptime!(p.head_dim / 4) {
-            dq_acc[i as usize] = Vector::new(0.0f32);
-        }
-        if tiles > 0 {
-            // lse2 and delta of this lane's two rows (a clamped row past Sq is never written).
-            let mut l_row = Array::<f32>::new(2usize);
-            let mut d_row = Array::<f32>::new(2usize);
-            #[unroll]
-            for r in 0..2u32 {
-                let row = min(row0 + r * 8, seq_q - 1) as usize;
-                l_row[r as usize] = lse2[b as usize * lse2.stride(0)
-                    + h as usize * lse2.stride(1)
-                    + row * lse2.stride(2)];
-                d_row[r as usize] = delta[b as usize * delta.stride(0)
-                    + h as usize * delta.stride(1)
-                    + row * delta.stride(2)];
+        loop {
+            let at = dq_block(step, batch_heads, blocks, launch_group, p);
+            if at[3] == 1 {
+                break;
             }
-            dq_consume::<E, N>(
-                &mut dq_acc,
-                &q_s,
-                &do_s,
-                &k_s,
-                &v_s,
-                &q_full,
-                &full,
-                &empty,
-                &l_row,
-                &d_row,
-                &walk,
-                row0,
-                seq_q,
-                seq_kv,
-                s,
-                p,
-            );
-        }
-        if comptime!(p.tma_store) {
-            // Q is read for the last time by every consumer's last products.
-            named_barrier(1u32, consumers, false);
-            let mut scale = Array::<f32>::new(2usize);
-            scale[0] = s.scale;
-            scale[1] = s.scale;
-            stage_sw128::<E, N>(&dq_acc, &scale, &mut q_s, 0u32, block_q, p.head_dim);
-            named_barrier(1u32, consumers, false);
-            if tid == 0 {
-                store_sw128::<E, N>(&q_s, 0u32, dq_map, b, h, q_first, block_q, p.head_dim);
-                tma_group_commit();
-                // Shared memory must outlive the copies' reads.
-                tma_group_wait_read(0u32);
+            if at[2] == 1 {
+                let b = at[1] / heads;
+                let h = at[1] % heads;
+                let q_first = at[0] * block_q;
+                let walk = key_tiles(q_first, seq_q, seq_kv, s, walk_p);
+                let tiles = walk[3] - walk[0];
+                let row0 = q_first + plane * 16 + lane / 4;
+                #[unroll]
+                for i in 0..comptime!(p.head_dim / 4) {
+                    dq_acc[i as usize] = Vector::new(0.0f32);
+                }
+                if tiles > 0 {
+                    let slot = loads % q_buffers;
+                    // lse2 and delta of this lane's two rows (a clamped row past Sq is never
+                    // written).
+                    let mut l_row = Array::<f32>::new(2usize);
+                    let mut d_row = Array::<f32>::new(2usize);
+                    #[unroll]
+                    for r in 0..2u32 {
+                        let row = min(row0 + r * 8, seq_q - 1) as usize;
+                        l_row[r as usize] = lse2[b as usize * lse2.stride(0)
+                            + h as usize * lse2.stride(1)
+                            + row * lse2.stride(2)];
+                        d_row[r as usize] = delta[b as usize * delta.stride(0)
+                            + h as usize * delta.stride(1)
+                            + row * delta.stride(2)];
+                    }
+                    wait_stage(&q_full, slot, loads / q_buffers, q_buffers);
+                    dq_consume::<E, N>(
+                        &mut dq_acc,
+                        &q_s,
+                        &do_s,
+                        &k_s,
+                        &v_s,
+                        &full,
+                        &empty,
+                        &l_row,
+                        &d_row,
+                        &walk,
+                        slot,
+                        base,
+                        row0,
+                        seq_q,
+                        seq_kv,
+                        s,
+                        p,
+                    );
+                    // Every consumer is past the block: its Q and dO are in registers, its
+                    // last products done.
+                    named_barrier(1u32, consumers, false);
+                    if comptime!(p.tma_store) {
+                        let mut scale = Array::<f32>::new(2usize);
+                        scale[0] = s.scale;
+                        scale[1] = s.scale;
+                        stage_sw128::<E, N>(
+                            &dq_acc,
+                            &scale,
+                            &mut q_s,
+                            slot * q_vectors,
+                            block_q,
+                            p.head_dim,
+                        );
+                        named_barrier(1u32, consumers, false);
+                        if tid == 0 {
+                            store_sw128::<E, N>(
+                                &q_s,
+                                slot * q_vectors,
+                                dq_map,
+                                b,
+                                h,
+                                q_first,
+                                block_q,
+                                p.head_dim,
+                            );
+                            tma_group_commit();
+                            // The next copy into the buffer must wait for the store's reads.
+                            tma_group_wait_read(0u32);
+                        }
+                    } else {
+                        write_grad::<E, NO>(
+                            dq, &dq_acc, row0, seq_q, b, h, s.scale, p.head_dim, p.out_vec,
+                        );
+                    }
+                    if tid == 0 {
+                        release_stage(&q_empty, slot, q_buffers);
+                    }
+                    base += tiles;
+                    loads += 1;
+                } else {
+                    // Rows that see no key: a zero gradient, stored without a buffer (the
+                    // producer may be filling both).
+                    write_grad::<E, NO>(
+                        dq, &dq_acc, row0, seq_q, b, h, s.scale, p.head_dim, p.out_vec,
+                    );
+                }
             }
-        } else {
-            write_grad::<E, NO>(
-                dq, &dq_acc, row0, seq_q, b, h, s.scale, p.head_dim, p.out_vec,
-            );
+            step += 1;
         }
     }
+}
+
+/// The `step`-th query block of a dQ cube's walk (from 0) as `[block, batch·head, valid,
+/// done]`. Without a causal mask, blocks in order, cube `c` taking `c`, `c + cubes`, ...: the
+/// cubes at work at once cover as few heads (and their K and V in L2) as a cube per block did;
+/// pairs there put twice as many heads in L2 and made a key tile 6% slower at
+/// `Sk = 2 Sq = 4096`. Under a causal mask the forward's pairs ([`paired_block`]), whose
+/// blocks weigh alike, `group` heads at a time. A static walk leaves some cubes a pair short
+/// at its end (3% of the kernel where pairs are 7.76 a cube), but a cube per block or per
+/// pair with this kernel's walk was slower still (`docs/PERF.md`).
+#[cube]
+fn dq_block(
+    step: u32,
+    batch_heads: u32,
+    blocks: u32,
+    group: u32,
+    #[comptime] p: WgmmaBwdParams,
+) -> Array<u32> {
+    let mut out = Array::<u32>::new(4usize);
+    if comptime!(p.dq_paired()) {
+        let at = paired_block(step, batch_heads * blocks.div_ceil(2), blocks, group);
+        #[unroll]
+        for i in 0..4u32 {
+            out[i as usize] = at[i as usize];
+        }
+    } else {
+        let at = CUBE_POS_X + step * CUBE_COUNT_X;
+        out[0] = at % blocks;
+        out[1] = at / blocks;
+        out[2] = 1u32;
+        out[3] = u32::cast_from(at >= batch_heads * blocks);
+    }
+    out
 }
 
 /// The consumer warpgroups' walk of [`attention_bwd_dq_wgmma`] over the key tiles of `walk`
@@ -900,6 +1083,7 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
 /// `dQ += dS_j·K_j` runs, the scores of tile `j + 1` are already issued, and their `dS` is
 /// computed before waiting for it. Three loops, masked up to `t1`, plain up to `t2`, masked
 /// after, so that no branch lies between an issue and its wait (see the forward's `consume`).
+/// Q and dO are in buffer `slot`; the block's first key tile is the cube's `base`-th.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn dq_consume<E: Float, N: Size>(
@@ -908,12 +1092,13 @@ fn dq_consume<E: Float, N: Size>(
     do_s: &SharedMemory<Vector<E, N>>,
     k_s: &SharedMemory<Vector<E, N>>,
     v_s: &SharedMemory<Vector<E, N>>,
-    q_full: &Shared<Barrier>,
     full: &Sequence<Shared<Barrier>>,
     empty: &Sequence<Shared<Barrier>>,
     l_row: &Array<f32>,
     d_row: &Array<f32>,
     walk: &Array<u32>,
+    slot: u32,
+    base: u32,
     row0: u32,
     seq_q: u32,
     seq_kv: u32,
@@ -935,16 +1120,28 @@ fn dq_consume<E: Float, N: Size>(
     // dS_j, the A operand of the `dQ` product in flight: written only once it is done.
     let mut ds_frag = Array::<Vector<E, Pair>>::new(pairs as usize);
 
-    // The first tile's dS, before the loops.
-    q_full.wait_parity(0u32);
+    // The first tile's dS, before the loops (Q and dO landed: the caller waited).
     // Q and dO, resident, as the A operands of the scores: only K and V are read from shared
     // memory by their products, whose n = 64 would otherwise read as many bytes of A as of B.
     let mut q_frag = Array::<Vector<E, Pair>>::new(comptime!((p.head_dim / 4) as usize));
     let mut do_frag = Array::<Vector<E, Pair>>::new(comptime!((p.val_dim / 4) as usize));
-    load_a_sw128::<E, N>(q_s, &mut q_frag, 0u32, comptime!(p.rows()), p.head_dim);
-    load_a_sw128::<E, N>(do_s, &mut do_frag, 0u32, comptime!(p.rows()), p.val_dim);
+    let rows = comptime!(p.rows());
+    load_a_sw128::<E, N>(
+        q_s,
+        &mut q_frag,
+        slot * comptime!(rows * p.head_dim / 8),
+        rows,
+        p.head_dim,
+    );
+    load_a_sw128::<E, N>(
+        do_s,
+        &mut do_frag,
+        slot * comptime!(rows * p.val_dim / 8),
+        rows,
+        p.val_dim,
+    );
     dq_issue_scores::<E>(
-        0u32,
+        base,
         &mut s_acc,
         &mut dp_acc,
         &q_frag,
@@ -974,6 +1171,7 @@ fn dq_consume<E: Float, N: Size>(
         while j + 1 < tiles && t_begin + j + 1 < t1 {
             dq_step::<E>(
                 j,
+                base,
                 dq_acc,
                 &mut s_acc,
                 &mut dp_acc,
@@ -1001,6 +1199,7 @@ fn dq_consume<E: Float, N: Size>(
     while j + 1 < tiles && t_begin + j + 1 < t2 {
         dq_step::<E>(
             j,
+            base,
             dq_acc,
             &mut s_acc,
             &mut dp_acc,
@@ -1027,6 +1226,7 @@ fn dq_consume<E: Float, N: Size>(
     while j + 1 < tiles {
         dq_step::<E>(
             j,
+            base,
             dq_acc,
             &mut s_acc,
             &mut dp_acc,
@@ -1050,15 +1250,17 @@ fn dq_consume<E: Float, N: Size>(
         );
         j += 1;
     }
-    let stages = comptime!(p.stages());
+    let stages = comptime!(p.dq_stages());
     let k_tile_bytes = comptime!(TILE * p.head_dim * 2);
-    let k_mn = mn_sw128(k_addr + (j % stages) * k_tile_bytes, TILE);
+    let stage = (base + j) % stages;
+    let k_mn = mn_sw128(k_addr + stage * k_tile_bytes, TILE);
     wgmma_issue::<E, u16>(&ds_frag, &k_mn, dq_acc, p.head_dim, TILE, PROXY_FENCE);
     wgmma_wait(dq_acc, &mut token, false);
-    release_stage(empty, j % stages, stages);
+    release_stage(empty, stage, stages);
 }
 
-/// Waits for key tile `i` of the walk (K and V in stage `i % stages`) and issues its
+/// Waits for key tile `i` of the cube's walk, counted over all its blocks (K and V in stage
+/// `i % stages`), and issues its
 /// `S = Q·Kᵀ` and `dP = dO·Vᵀ` into zeroed accumulators: two commit groups.
 #[cube]
 #[allow(clippy::too_many_arguments)]
@@ -1073,7 +1275,7 @@ fn dq_issue_scores<E: Float>(
     full: &Sequence<Shared<Barrier>>,
     #[comptime] p: WgmmaBwdParams,
 ) {
-    let stages = comptime!(p.stages());
+    let stages = comptime!(p.dq_stages());
     let stage = i % stages;
     let k_tile_bytes = comptime!(TILE * p.head_dim * 2);
     let v_tile_bytes = comptime!(TILE * p.val_dim * 2);
@@ -1115,14 +1317,15 @@ fn grad_scores(
     }
 }
 
-/// One step of [`dq_consume`] at tile `j` of the walk: issues the scores of tile `j + 1`,
-/// then `dQ += dS_j·K_j`; waits for the scores (masked where `masked`) and computes their
-/// `dS`, then waits for `dQ`, releases tile `j`'s stage and casts the new `dS` to the
-/// operand.
+/// One step of [`dq_consume`] at tile `j` of the block's walk (`base + j` of the cube's):
+/// issues the scores of tile `j + 1`, then `dQ += dS_j·K_j`; waits for the scores (masked
+/// where `masked`) and computes their `dS`, then waits for `dQ`, releases tile `j`'s stage
+/// and casts the new `dS` to the operand.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn dq_step<E: Float>(
     j: u32,
+    base: u32,
     dq_acc: &mut Array<Vector<f32, Pair>>,
     s_acc: &mut Array<Vector<f32, Pair>>,
     dp_acc: &mut Array<Vector<f32, Pair>>,
@@ -1144,13 +1347,22 @@ fn dq_step<E: Float>(
     #[comptime] p: WgmmaBwdParams,
     #[comptime] masked: bool,
 ) {
-    let stages = comptime!(p.stages());
+    let stages = comptime!(p.dq_stages());
     let k_tile_bytes = comptime!(TILE * p.head_dim * 2);
     let next = j + 1;
     dq_issue_scores::<E>(
-        next, s_acc, dp_acc, q_frag, do_frag, k_addr, v_addr, full, p,
+        base + next,
+        s_acc,
+        dp_acc,
+        q_frag,
+        do_frag,
+        k_addr,
+        v_addr,
+        full,
+        p,
     );
-    let k_mn = mn_sw128(k_addr + (j % stages) * k_tile_bytes, TILE);
+    let stage = (base + j) % stages;
+    let k_mn = mn_sw128(k_addr + stage * k_tile_bytes, TILE);
     wgmma_issue::<E, u16>(ds_frag, &k_mn, dq_acc, p.head_dim, TILE, PROXY_FENCE);
     // The two score groups are the older ones: done once at most one (dQ) is left.
     wgmma_wait(s_acc, token, true);
@@ -1163,6 +1375,51 @@ fn dq_step<E: Float>(
     // Keeps dS ahead of the wait, overlapping the dQ product.
     order_before_wait(dp_acc, token);
     wgmma_wait(dq_acc, token, false);
-    release_stage(empty, j % stages, stages);
+    release_stage(empty, stage, stages);
     to_operand::<E>(dp_acc, ds_frag, TILE);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{WgmmaBwdParams, WgmmaFwdParams};
+
+    fn params(d: u32, dv: u32, causal: bool) -> WgmmaBwdParams {
+        WgmmaBwdParams {
+            warpgroups: 2,
+            head_dim: d,
+            val_dim: dv,
+            has_right: causal,
+            ..WgmmaBwdParams::default()
+        }
+    }
+
+    /// The dQ kernel's two Q/dO buffers fit at every head dim, at the price of a K/V stage at
+    /// D = 128 (three, where the dK/dV kernel keeps four), and both kernels fit the device.
+    #[test]
+    fn dq_buffers_fit_beside_their_stages() {
+        let p = params(128, 128, false);
+        assert_eq!((p.dq_buffers(), p.dq_stages(), p.stages()), (2, 3, 4));
+        let p = params(64, 64, false);
+        assert_eq!((p.dq_buffers(), p.dq_stages()), (2, 4));
+        for (d, dv) in [(64, 64), (128, 64), (128, 128)] {
+            let p = params(d, dv, true);
+            assert_eq!(p.dq_buffers(), 2);
+            assert!(p.shared_bytes() + 1024 <= WgmmaFwdParams::SHARED_LIMIT, "{p:?}");
+            let fused = WgmmaBwdParams { fused_dq: true, ..p };
+            assert!(fused.shared_bytes() + 1024 <= WgmmaFwdParams::SHARED_LIMIT);
+        }
+    }
+
+    /// Pairs only where the blocks' work grows with their place: a causal mask, not a
+    /// window with both bounds or none.
+    #[test]
+    fn dq_walks_pairs_only_under_a_causal_mask() {
+        assert!(params(128, 128, true).dq_paired());
+        assert!(!params(128, 128, false).dq_paired());
+        let window = WgmmaBwdParams {
+            has_left: true,
+            ..params(128, 128, true)
+        };
+        assert!(!window.dq_paired());
+    }
 }

@@ -451,11 +451,23 @@ fn launch_with<R: Runtime>(
             let a = args();
             let (q_map, k_map, v_map, do_map) = maps(&a, rows, tile)?;
             let dq_map = grad_map(&a.dq, &a.q)?;
+            // A persistent grid, one cube per SM, over the query blocks, in pairs under a
+            // causal mask (see `dq_block`).
+            let group = head_groups(problem, bh, query_blocks, sms);
+            let units = if params.dq_paired() {
+                query_blocks.div_ceil(2)
+            } else {
+                query_blocks
+            };
+            let units = units
+                .checked_mul(bh)
+                .ok_or_else(|| format!("{query_blocks} query blocks x {bh} heads exceed u32"))?;
+            let dq_grid = dispatch.grid(units.min(sms), 1, 1);
             // SAFETY: as for the dK/dV kernel above.
             unsafe {
                 attention_bwd_dq_wgmma::launch_unchecked::<R>(
                     client,
-                    grid(query_blocks, bh),
+                    dq_grid,
                     cube,
                     8,
                     out_vec as usize,
@@ -470,6 +482,7 @@ fn launch_with<R: Runtime>(
                     a.dq,
                     dq_map,
                     scalars::<R>(problem, a.bias_strides, 0)?,
+                    group,
                     params,
                     dtype,
                 );
