@@ -68,6 +68,18 @@ pub struct WgmmaBwdParams {
     pub fused_dq: bool,
 }
 
+/// Stages of `stage` bytes that fit beside `own` bytes (and 1 KiB of barriers), 2 to 4.
+const fn stages_beside(own: u32, stage: u32) -> u32 {
+    let fit = WgmmaFwdParams::SHARED_LIMIT.saturating_sub(own + 1024) / stage;
+    if fit < 2 {
+        2
+    } else if fit > 4 {
+        4
+    } else {
+        fit
+    }
+}
+
 /// Rows of every streamed tile (query tiles in dK/dV, key tiles in dQ).
 pub const TILE: u32 = 64;
 
@@ -108,15 +120,7 @@ impl WgmmaBwdParams {
     /// Stages that fit beside the cube's own rows, the fused dQ's `dSᵀ` buffers (and 1 KiB
     /// of barriers), 2 to 4.
     pub const fn stages(&self) -> u32 {
-        let own = self.rows() * (self.head_dim + self.val_dim) * 2 + self.ds_bytes();
-        let fit = WgmmaFwdParams::SHARED_LIMIT.saturating_sub(own + 1024) / self.stage_bytes();
-        if fit < 2 {
-            2
-        } else if fit > 4 {
-            4
-        } else {
-            fit
-        }
+        stages_beside(self.own_bytes() + self.ds_bytes(), self.stage_bytes())
     }
 
     /// Whether the dQ kernel's cubes walk pairs of query blocks (see `dq_block`): under a
@@ -150,15 +154,7 @@ impl WgmmaBwdParams {
 
     /// K/V stages of the dQ kernel that fit beside its Q and dO buffers, 2 to 4.
     pub const fn dq_stages(&self) -> u32 {
-        let own = self.dq_buffers() * self.own_bytes();
-        let fit = WgmmaFwdParams::SHARED_LIMIT.saturating_sub(own + 1024) / self.dq_stage_bytes();
-        if fit < 2 {
-            2
-        } else if fit > 4 {
-            4
-        } else {
-            fit
-        }
+        stages_beside(self.dq_buffers() * self.own_bytes(), self.dq_stage_bytes())
     }
 
     /// Shared memory of one cube of either kernel (the larger), in bytes.
@@ -1404,8 +1400,14 @@ mod tests {
         for (d, dv) in [(64, 64), (128, 64), (128, 128)] {
             let p = params(d, dv, true);
             assert_eq!(p.dq_buffers(), 2);
-            assert!(p.shared_bytes() + 1024 <= WgmmaFwdParams::SHARED_LIMIT, "{p:?}");
-            let fused = WgmmaBwdParams { fused_dq: true, ..p };
+            assert!(
+                p.shared_bytes() + 1024 <= WgmmaFwdParams::SHARED_LIMIT,
+                "{p:?}"
+            );
+            let fused = WgmmaBwdParams {
+                fused_dq: true,
+                ..p
+            };
             assert!(fused.shared_bytes() + 1024 <= WgmmaFwdParams::SHARED_LIMIT);
         }
     }
