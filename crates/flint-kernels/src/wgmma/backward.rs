@@ -39,7 +39,7 @@ use super::{
     smem_address, wgmma_issue, wgmma_start, wgmma_wait,
 };
 use crate::attention::backward::mma::dq_block_offset;
-use crate::attention::forward::mma::{Pair, exp2, reversed, write_pair};
+use crate::attention::forward::mma::{Pair, exp2, write_pair};
 use crate::attention::forward::{LOG2_E, PortableScalars};
 
 /// Compile-time shape of the two backward kernels.
@@ -241,15 +241,11 @@ fn stage_pair<E: Float, N: Size>(
 }
 
 /// This cube's `(block, batch·head)` in a grid `(G, blocks, B·H / G)` (see the launch's
-/// `head_groups`): the block from y, counted from the end when `reversed_blocks`, and head
-/// `z·G + x`.
+/// `head_groups`): the block from y, and head `z·G + x`.
 #[cube]
-fn grouped_block_and_head(#[comptime] reversed_blocks: bool) -> Array<u32> {
+fn grouped_block_and_head() -> Array<u32> {
     let mut out = Array::<u32>::new(2usize);
     out[0] = CUBE_POS_Y;
-    if comptime!(reversed_blocks) {
-        out[0] = reversed(CUBE_POS_Y, CUBE_COUNT_Y);
-    }
     out[1] = CUBE_POS_Z * CUBE_COUNT_X + CUBE_POS_X;
     out
 }
@@ -286,7 +282,7 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
     let kv_heads = k.shape(1) as u32;
     let seq_q = q.shape(2) as u32;
     let seq_kv = k.shape(2) as u32;
-    let order = grouped_block_and_head(false);
+    let order = grouped_block_and_head();
     let b = order[1] / kv_heads;
     let kvh = order[1] % kv_heads;
     let k_first = order[0] * block_k;
