@@ -927,7 +927,7 @@ fn tall_grid_gradients_match_reference_on_gpu() {
 /// The warpgroup-MMA backward (two TMA-fed kernels, sm_90) against the f64 reference in bf16
 /// and f16: partial query and key tiles, GQA with causal masks (`Sq < Sk`, and `Sq > Sk` with
 /// rows that see no key), a causal grid of two head groups, a window with both bounds,
-/// `Dv != D`, and dQ cubes that walk several blocks.
+/// `Dv != D`, and cubes of both persistent kernels that walk several blocks.
 #[test]
 #[cfg_attr(
     not(feature = "cuda"),
@@ -972,8 +972,8 @@ fn wgmma_fused_dq_gradients_match_reference_on_gpu() {
 
 /// The warpgroup backward's cases, at both of its head dims: partial blocks, GQA with causal
 /// masks both ways (`Sq < Sk`, and `Sq > Sk` with rows that see no key), two head groups of a
-/// causal grid, a window with both bounds, `Dv` below `D`, and dQ cubes that walk several
-/// blocks.
+/// causal grid, a window with both bounds, `Dv` below `D`, and cubes of either persistent
+/// kernel that walk several blocks (key blocks that no query sees among them).
 fn wgmma_cases() -> Vec<(&'static str, Case)> {
     let mut cases = vec![("plain d128 s300", Case::new(1, 2, 2, 300, 300, 128))];
     let mut c = Case::new(1, 8, 2, 200, 333, 128);
@@ -1002,6 +1002,21 @@ fn wgmma_cases() -> Vec<(&'static str, Case)> {
     let mut c = Case::new(4, 16, 4, 640, 384, 64);
     c.opts.causal = true;
     cases.push(("gqa4 causal sq>sk, several pairs a cube d64", c));
+    // 9 key blocks (the last partial) of 32 KV heads: 288 blocks, so the persistent dK/dV
+    // kernel's cubes (D = 128, no causal mask) walk two or three blocks (its K/V buffers
+    // reused); under a causal mask a cube per key block.
+    cases.push((
+        "gqa2 sq<sk, several key blocks a cube d128",
+        Case::new(8, 8, 4, 200, 1100, 128),
+    ));
+    let mut c = Case::new(8, 8, 4, 200, 1100, 128);
+    c.opts.causal = true;
+    cases.push(("gqa2 causal sq<sk, 9 key blocks d128", c));
+    // Keys before 800 are seen by no query: the first 6 of each head's 9 key blocks get zero
+    // gradients without a buffer, between blocks that use one.
+    let mut c = Case::new(8, 4, 4, 200, 1100, 128);
+    c.opts.window = (Some(100), Some(50));
+    cases.push(("window, key blocks no query sees, several a cube d128", c));
     cases
 }
 

@@ -217,8 +217,9 @@ impl Op for AttentionBwdOp {
         // register-level MMA is missing (Vulkan). 15: the warpgroup kernels' gradients
         // leave by TMA (faster at short sequences); re-tune. 16: the warpgroup backward
         // with dQ fused joins the candidates up to D = 64. 17: its dQ kernel a persistent
-        // grid (the next block's Q and dO copied under this one's keys); re-tune.
-        17
+        // grid (the next block's Q and dO copied under this one's keys); re-tune. 18: its
+        // dK/dV kernel one too (the next block's K and V under this one's queries).
+        18
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {

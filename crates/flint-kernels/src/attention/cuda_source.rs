@@ -885,6 +885,8 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                     scalars::<WgpuRuntime>(&problem, (0, 0), 0)?,
                     &mut a.launcher,
                 );
+                // The persistent walk's head group.
+                <u32 as LaunchArg>::register(1u32, &mut a.launcher);
                 let kernel = kv::AttentionBwdDkdvWgmma::<WgpuRuntime>::new(
                     settings,
                     client.clone(),
@@ -902,6 +904,7 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                     (),
                     acc,
                     sc,
+                    (),
                     8usize,
                     2usize,
                     na,

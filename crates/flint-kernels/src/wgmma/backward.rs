@@ -2,8 +2,9 @@
 //! copies by TMA and consumer warpgroups of 64 rows, as the pipelined forward
 //! (`super::pipelined`).
 //!
-//! - `attention_bwd_dkdv_wgmma` owns `64 · warpgroups` keys of one KV head (K and V stay in
-//!   shared memory) and walks the query tiles of every head of its group: `Sᵀ = K·Qᵀ` and
+//! - `attention_bwd_dkdv_wgmma` (a persistent grid at D = 128 without a causal mask, else a
+//!   cube per block) walks blocks of `64 · warpgroups` keys of one KV head (K and V stay in
+//!   shared memory) and, for each, the query tiles of every head of its group: `Sᵀ = K·Qᵀ` and
 //!   `dPᵀ = V·dOᵀ` (both operands in shared memory), `Pᵀ = exp2(Sᵀ · scale · log2 e − lse2)`,
 //!   `dSᵀ = Pᵀ ∘ (dPᵀ − delta)`, `dV += Pᵀ·dO` and `dK += dSᵀ·Q` (A from registers, B the
 //!   tile read MN-major). The producer's other threads copy each tile's `lse2` and `delta`.
@@ -117,16 +118,40 @@ impl WgmmaBwdParams {
         }
     }
 
-    /// Stages that fit beside the cube's own rows, the fused dQ's `dSᵀ` buffers (and 1 KiB
-    /// of barriers), 2 to 4.
+    /// Stages of the dK/dV kernel that fit beside its K and V buffers, the fused dQ's `dSᵀ`
+    /// buffers (and 1 KiB of barriers), 2 to 4.
     pub const fn stages(&self) -> u32 {
-        stages_beside(self.own_bytes() + self.ds_bytes(), self.stage_bytes())
+        stages_beside(
+            self.kv_buffers() * self.own_bytes() + self.ds_bytes(),
+            self.stage_bytes(),
+        )
     }
 
-    /// Whether the dQ kernel's cubes walk pairs of query blocks (see `dq_block`): under a
-    /// causal mask (a right window bound without a left one), whose blocks' work grows with
-    /// their place.
-    pub const fn dq_paired(&self) -> bool {
+    /// Whether the dK/dV kernel is a persistent grid whose cubes walk several key blocks (see
+    /// `dkdv_block`): at D = 128 without a causal mask or the fused dQ, where it was 1-7%
+    /// faster than a cube per block. Under a causal mask the static walk's last round left
+    /// cubes idle; at D = 64 it was 15-25% slower, growing with the sequence, which a block's
+    /// start does not explain (not traced); the fused dQ at D = 128 has no room for a second
+    /// K/V buffer (`docs/PERF.md`).
+    pub const fn dkdv_walks(&self) -> bool {
+        let two = 2 * self.own_bytes() + self.ds_bytes() + 2 * self.stage_bytes() + 1024;
+        !self.paired()
+            && !self.fused_dq
+            && self.head_dim == 128
+            && two <= WgmmaFwdParams::SHARED_LIMIT
+    }
+
+    /// K and V buffers of the dK/dV kernel: two where its cubes walk several blocks
+    /// ([`Self::dkdv_walks`]), so that the producer copies the next block's K and V while the
+    /// consumers walk this one's queries; else one.
+    pub const fn kv_buffers(&self) -> u32 {
+        if self.dkdv_walks() { 2 } else { 1 }
+    }
+
+    /// Whether the dQ kernel's persistent cubes walk pairs of query blocks (see `walk_block`):
+    /// under a causal mask (a right window bound without a left one), whose blocks' work grows
+    /// with their place. The dK/dV kernel runs a cube per key block there.
+    pub const fn paired(&self) -> bool {
         self.has_right && !self.has_left
     }
 
@@ -159,7 +184,9 @@ impl WgmmaBwdParams {
 
     /// Shared memory of one cube of either kernel (the larger), in bytes.
     pub const fn shared_bytes(&self) -> u32 {
-        let dkdv = self.own_bytes() + self.ds_bytes() + self.stages() * self.stage_bytes();
+        let dkdv = self.kv_buffers() * self.own_bytes()
+            + self.ds_bytes()
+            + self.stages() * self.stage_bytes();
         let dq = self.dq_buffers() * self.own_bytes() + self.dq_stages() * self.dq_stage_bytes();
         if dkdv > dq { dkdv } else { dq }
     }
@@ -240,18 +267,75 @@ fn stage_pair<E: Float, N: Size>(
     }
 }
 
-/// This cube's `(block, batch·head)` in a grid `(G, blocks, B·H / G)` (see the launch's
-/// `head_groups`): the block from y, and head `z·G + x`.
+/// The query tiles `[t_begin, t_end)` that any key of the block from `k_first` sees: query
+/// `i` sees key `j` where `j >= i + Sk - Sq - left` and `j <= i + Sk - Sq + right`.
 #[cube]
-fn grouped_block_and_head() -> Array<u32> {
+fn query_tiles(
+    k_first: u32,
+    seq_q: u32,
+    seq_kv: u32,
+    s: &PortableScalars,
+    #[comptime] p: WgmmaBwdParams,
+) -> Array<u32> {
+    let offset = seq_kv as i32 - seq_q as i32;
+    let k_last = min(k_first + comptime!(p.rows()), seq_kv) as i32 - 1;
+    let mut q_lo = 0i32;
+    let mut q_hi = seq_q as i32;
+    if comptime!(p.has_right) {
+        q_lo = max(0i32, k_first as i32 - offset - s.right as i32);
+    }
+    if comptime!(p.has_left) {
+        q_hi = min(q_hi, k_last - offset + s.left as i32 + 1);
+    }
     let mut out = Array::<u32>::new(2usize);
-    out[0] = CUBE_POS_Y;
-    out[1] = CUBE_POS_Z * CUBE_COUNT_X + CUBE_POS_X;
+    out[0] = (q_lo / comptime!(TILE as i32)) as u32;
+    out[1] = select(
+        q_hi > q_lo,
+        ((q_hi + comptime!(TILE as i32 - 1)) / comptime!(TILE as i32)) as u32,
+        out[0],
+    );
     out
 }
 
-/// The dK/dV kernel. Grid `(G, ceil(Sk / (64·warpgroups)), B·Hkv / G)` (see
-/// [`grouped_block_and_head`]), cube `(32, 4·warpgroups + 4)`.
+/// The `step`-th key block of a dK/dV cube's walk: [`walk_block`]'s blocks in order where the
+/// kernel is persistent ([`WgmmaBwdParams::dkdv_walks`]), else a cube per block on a grid
+/// `(G, blocks, B·Hkv / G)`: block y of head `z·G + x`, so that under a causal mask the cubes at
+/// work at once share `G` heads' Q and dO in L2, and the hardware hands out single blocks as
+/// SMs free up (the persistent pairs' last round left a quarter of the cubes idle: 3% of the
+/// kernel at 8k, `docs/PERF.md`).
+#[cube]
+fn dkdv_block(
+    step: u32,
+    batch_heads: u32,
+    blocks: u32,
+    group: u32,
+    #[comptime] p: WgmmaBwdParams,
+) -> Array<u32> {
+    let mut out = Array::<u32>::new(4usize);
+    if comptime!(!p.dkdv_walks()) {
+        out[0] = CUBE_POS_Y;
+        out[1] = CUBE_POS_Z * CUBE_COUNT_X + CUBE_POS_X;
+        out[2] = 1u32;
+        out[3] = u32::cast_from(step > 0);
+    } else {
+        let at = walk_block(step, batch_heads, blocks, group, p);
+        #[unroll]
+        for i in 0..4u32 {
+            out[i as usize] = at[i as usize];
+        }
+    }
+    out
+}
+
+/// The dK/dV kernel, cube `(32, 4·warpgroups + 4)`. Where it is persistent
+/// ([`WgmmaBwdParams::dkdv_walks`]) a grid `(cubes, 1, 1)`, one cube per SM, each walking key
+/// blocks of `64 · warpgroups` keys in order ([`dkdv_block`]), and for each block the query
+/// tiles of every head of its group. The producer copies the next block's K and V into a
+/// second buffer ([`WgmmaBwdParams::kv_buffers`]), then its first query tiles, while the
+/// consumers walk this block's and store its gradients: the start a cube of its own would pay
+/// for (`docs/PERF.md`). Both sides count the blocks (`loads`) and query tiles (`base`) they
+/// have walked: every barrier's phase. Elsewhere a cube per block
+/// (`(G, blocks, B·Hkv / G)`, `G` = `launch_group`).
 #[cube(launch_unchecked, fast_math = FastMath::ReducedPrecision | FastMath::NotNaN | FastMath::NotInf)]
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
@@ -269,12 +353,16 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
     dv_map: &mut TensorMap<E, Tiled>,
     dq_acc: &mut Tensor<Atomic<Vector<f32, NA>>>,
     s: &PortableScalars,
+    launch_group: u32,
     #[comptime] p: WgmmaBwdParams,
     #[define(E)] _dtype: StorageType,
 ) {
     let consumers = comptime!(p.warpgroups * 128);
     let block_k = comptime!(p.rows());
     let stages = comptime!(p.stages());
+    let kv_buffers = comptime!(p.kv_buffers());
+    let k_vectors = comptime!(block_k * p.head_dim / 8);
+    let v_vectors = comptime!(block_k * p.val_dim / 8);
     let lane = UNIT_POS_X;
     let plane = UNIT_POS_Y;
     let tid = plane * 32 + lane;
@@ -282,40 +370,18 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
     let kv_heads = k.shape(1) as u32;
     let seq_q = q.shape(2) as u32;
     let seq_kv = k.shape(2) as u32;
-    let order = grouped_block_and_head();
-    let b = order[1] / kv_heads;
-    let kvh = order[1] % kv_heads;
-    let k_first = order[0] * block_k;
     let group = heads / kv_heads;
+    let blocks = seq_kv.div_ceil(block_k);
+    let batch_heads = q.shape(0) as u32 * kv_heads;
 
-    // The query tiles any of the block's keys sees: query i sees key j where
-    // j >= i + Sk - Sq - left and j <= i + Sk - Sq + right.
-    let offset = seq_kv as i32 - seq_q as i32;
-    let k_last = min(k_first + block_k, seq_kv) as i32 - 1;
-    let mut q_lo = 0i32;
-    let mut q_hi = seq_q as i32;
-    if comptime!(p.has_right) {
-        q_lo = max(0i32, k_first as i32 - offset - s.right as i32);
-    }
-    if comptime!(p.has_left) {
-        q_hi = min(q_hi, k_last - offset + s.left as i32 + 1);
-    }
-    let t_begin = (q_lo / comptime!(TILE as i32)) as u32;
-    let t_end = select(
-        q_hi > q_lo,
-        ((q_hi + comptime!(TILE as i32 - 1)) / comptime!(TILE as i32)) as u32,
-        t_begin,
-    );
-    let tiles = t_end - t_begin;
-    let steps = tiles * group;
-
-    // K and V of the block, then per stage a Q and a dO tile and their lse2 and delta.
+    // K and V of `kv_buffers` blocks, then per stage a Q and a dO tile and their lse2 and
+    // delta.
     let mut k_s = SharedMemory::<Vector<E, N>>::new_aligned(
-        comptime!((block_k * p.head_dim / 8) as usize),
+        comptime!((kv_buffers * k_vectors) as usize),
         1024usize,
     );
     let mut v_s = SharedMemory::<Vector<E, N>>::new_aligned(
-        comptime!((block_k * p.val_dim / 8) as usize),
+        comptime!((kv_buffers * v_vectors) as usize),
         1024usize,
     );
     let mut q_s = SharedMemory::<Vector<E, N>>::new_aligned(
@@ -333,129 +399,248 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
         comptime!((p.ds_bytes() / 4).max(1) as usize),
         16usize,
     );
-    let kv_full = Barrier::shared(1u32, tid == 0);
-    // `full`: the elected producer thread armed it and the copies landed, and every producer
-    // thread stored its share of lse2 and delta; `empty`: every consumer thread is done.
+    // `kv_full`: K and V landed; `kv_empty`: the consumers' thread 0 saw every consumer past
+    // the block and the copies of its gradients out of the buffer done. `full`: the elected
+    // producer thread armed it and the copies landed, and every producer thread stored its
+    // share of lse2 and delta; `empty`: every consumer thread is done.
+    let kv_full = stage_barriers(1u32, tid == 0, kv_buffers);
+    let kv_empty = stage_barriers(1u32, tid == 0, kv_buffers);
     let full = stage_barriers(128u32, tid == 0, stages);
     let empty = stage_barriers(consumers, tid == 0, stages);
     sync_async_proxy_shared();
 
+    let mut step = 0u32;
+    let mut base = 0u32;
+    let mut loads = 0u32;
     if plane >= comptime!(4 * p.warpgroups) {
         set_max_registers(WgmmaBwdParams::PRODUCER_REGISTERS);
         let ptid = tid - consumers;
-        if steps > 0 {
-            if ptid == 0 {
-                let _ = kv_full
-                    .arrive_and_expect_tx(1u32, comptime!(block_k * (p.head_dim + p.val_dim) * 2));
-                tma_boxes::<E, N>(
-                    k_map, &kv_full, &mut k_s, 0u32, b, kvh, k_first, block_k, p.head_dim, 64u32,
-                );
-                tma_boxes::<E, N>(
-                    v_map, &kv_full, &mut v_s, 0u32, b, kvh, k_first, block_k, p.val_dim, 64u32,
-                );
+        loop {
+            let at = dkdv_block(step, batch_heads, blocks, launch_group, p);
+            if at[3] == 1 {
+                break;
             }
-            let mut i = 0u32;
-            while i < steps {
-                let stage = i % stages;
-                let h = kvh * group + i / tiles;
-                let q0 = (t_begin + i % tiles) * TILE;
-                if i >= stages {
-                    wait_stage(&empty, stage, i / stages - 1, stages);
+            if at[2] == 1 {
+                let b = at[1] / kv_heads;
+                let kvh = at[1] % kv_heads;
+                let k_first = at[0] * block_k;
+                let walk = query_tiles(k_first, seq_q, seq_kv, s, p);
+                let t_begin = walk[0];
+                let tiles = walk[1] - t_begin;
+                let steps = tiles * group;
+                if steps > 0 {
+                    if ptid == 0 {
+                        let slot = loads % kv_buffers;
+                        if loads >= kv_buffers {
+                            wait_stage(&kv_empty, slot, loads / kv_buffers - 1, kv_buffers);
+                        }
+                        #[unroll]
+                        for kb in 0..kv_buffers {
+                            if slot == kb {
+                                let barrier = kv_full.index(kb as usize);
+                                let _ = barrier.arrive_and_expect_tx(
+                                    1u32,
+                                    comptime!(block_k * (p.head_dim + p.val_dim) * 2),
+                                );
+                                tma_boxes::<E, N>(
+                                    k_map,
+                                    barrier,
+                                    &mut k_s,
+                                    comptime!(kb * k_vectors),
+                                    b,
+                                    kvh,
+                                    k_first,
+                                    block_k,
+                                    p.head_dim,
+                                    64u32,
+                                );
+                                tma_boxes::<E, N>(
+                                    v_map,
+                                    barrier,
+                                    &mut v_s,
+                                    comptime!(kb * v_vectors),
+                                    b,
+                                    kvh,
+                                    k_first,
+                                    block_k,
+                                    p.val_dim,
+                                    64u32,
+                                );
+                            }
+                        }
+                    }
+                    let mut i = 0u32;
+                    while i < steps {
+                        // The tile's place among every tile this cube has copied.
+                        let n = base + i;
+                        let stage = n % stages;
+                        let h = kvh * group + i / tiles;
+                        let q0 = (t_begin + i % tiles) * TILE;
+                        if n >= stages {
+                            wait_stage(&empty, stage, n / stages - 1, stages);
+                        }
+                        // The tile's lse2 and delta, 64 values each: threads 0-63 and 64-127,
+                        // stored before each thread's arrival releases them.
+                        let row = q0 + ptid % TILE;
+                        let at_l = b as usize * lse2.stride(0)
+                            + h as usize * lse2.stride(1)
+                            + min(row, seq_q - 1) as usize * lse2.stride(2);
+                        let to = (stage * TILE + ptid % TILE) as usize;
+                        if ptid < TILE {
+                            lse_s[to] = lse2[at_l];
+                        } else {
+                            let at_d = b as usize * delta.stride(0)
+                                + h as usize * delta.stride(1)
+                                + min(row, seq_q - 1) as usize * delta.stride(2);
+                            delta_s[to] = delta[at_d];
+                        }
+                        if ptid == 0 {
+                            stage_pair::<E, N>(
+                                q_map, do_map, &full, &mut q_s, &mut do_s, stage, b, h, q0,
+                                p.head_dim, p.val_dim, stages,
+                            );
+                        } else {
+                            release_stage(&full, stage, stages);
+                        }
+                        i += 1;
+                    }
+                    base += steps;
+                    loads += 1;
                 }
-                // The tile's lse2 and delta, 64 values each: threads 0-63 and 64-127, stored
-                // before each thread's arrival releases them.
-                let row = q0 + ptid % TILE;
-                let at = b as usize * lse2.stride(0)
-                    + h as usize * lse2.stride(1)
-                    + min(row, seq_q - 1) as usize * lse2.stride(2);
-                let to = (stage * TILE + ptid % TILE) as usize;
-                if ptid < TILE {
-                    lse_s[to] = lse2[at];
-                } else {
-                    let at_d = b as usize * delta.stride(0)
-                        + h as usize * delta.stride(1)
-                        + min(row, seq_q - 1) as usize * delta.stride(2);
-                    delta_s[to] = delta[at_d];
-                }
-                if ptid == 0 {
-                    stage_pair::<E, N>(
-                        q_map, do_map, &full, &mut q_s, &mut do_s, stage, b, h, q0, p.head_dim,
-                        p.val_dim, stages,
-                    );
-                } else {
-                    release_stage(&full, stage, stages);
-                }
-                i += 1;
             }
+            step += 1;
         }
     } else {
         set_max_registers(comptime!(p.consumer_registers()));
         let mut dk_acc = Array::<Vector<f32, Pair>>::new(comptime!((p.head_dim / 4) as usize));
         let mut dv_acc = Array::<Vector<f32, Pair>>::new(comptime!((p.val_dim / 4) as usize));
-        #[unroll]
-        for i in 0..comptime!(p.head_dim / 4) {
-            dk_acc[i as usize] = Vector::new(0.0f32);
-        }
-        #[unroll]
-        for i in 0..comptime!(p.val_dim / 4) {
-            dv_acc[i as usize] = Vector::new(0.0f32);
-        }
-        if steps > 0 {
-            dkdv_consume::<E, N, NA>(
-                &mut dk_acc,
-                &mut dv_acc,
-                &k_s,
-                &v_s,
-                &q_s,
-                &do_s,
-                &lse_s,
-                &delta_s,
-                &mut ds_s,
-                dq_acc,
-                &kv_full,
-                &full,
-                &empty,
-                b,
-                kvh,
-                group,
-                k_first,
-                k_last,
-                seq_q,
-                offset,
-                t_begin,
-                tiles,
-                steps,
-                s,
-                p,
-            );
-        }
-        if comptime!(p.tma_store) {
-            // K and V are read for the last time by every consumer's last products.
-            named_barrier(1u32, consumers, false);
-            let mut scale = Array::<f32>::new(2usize);
-            scale[0] = s.scale;
-            scale[1] = s.scale;
-            stage_sw128::<E, N>(&dk_acc, &scale, &mut k_s, 0u32, block_k, p.head_dim);
-            scale[0] = 1.0f32;
-            scale[1] = 1.0f32;
-            stage_sw128::<E, N>(&dv_acc, &scale, &mut v_s, 0u32, block_k, p.val_dim);
-            named_barrier(1u32, consumers, false);
-            if tid == 0 {
-                store_sw128::<E, N>(&k_s, 0u32, dk_map, b, kvh, k_first, block_k, p.head_dim);
-                store_sw128::<E, N>(&v_s, 0u32, dv_map, b, kvh, k_first, block_k, p.val_dim);
-                tma_group_commit();
-                // Shared memory must outlive the copies' reads.
-                tma_group_wait_read(0u32);
+        loop {
+            let at = dkdv_block(step, batch_heads, blocks, launch_group, p);
+            if at[3] == 1 {
+                break;
             }
-        } else {
-            // Row g and g + 8 of this plane's 16 keys.
-            let row0 = k_first + plane * 16 + lane / 4;
-            write_grad::<E, NO>(
-                dk, &dk_acc, row0, seq_kv, b, kvh, s.scale, p.head_dim, p.out_vec,
-            );
-            write_grad::<E, NO>(
-                dv, &dv_acc, row0, seq_kv, b, kvh, 1.0f32, p.val_dim, p.out_vec,
-            );
+            if at[2] == 1 {
+                let b = at[1] / kv_heads;
+                let kvh = at[1] % kv_heads;
+                let k_first = at[0] * block_k;
+                let walk = query_tiles(k_first, seq_q, seq_kv, s, p);
+                let t_begin = walk[0];
+                let tiles = walk[1] - t_begin;
+                let steps = tiles * group;
+                // Row g and g + 8 of this plane's 16 keys.
+                let row0 = k_first + plane * 16 + lane / 4;
+                #[unroll]
+                for i in 0..comptime!(p.head_dim / 4) {
+                    dk_acc[i as usize] = Vector::new(0.0f32);
+                }
+                #[unroll]
+                for i in 0..comptime!(p.val_dim / 4) {
+                    dv_acc[i as usize] = Vector::new(0.0f32);
+                }
+                if steps > 0 {
+                    let slot = loads % kv_buffers;
+                    wait_stage(&kv_full, slot, loads / kv_buffers, kv_buffers);
+                    dkdv_consume::<E, N, NA>(
+                        &mut dk_acc,
+                        &mut dv_acc,
+                        &k_s,
+                        &v_s,
+                        &q_s,
+                        &do_s,
+                        &lse_s,
+                        &delta_s,
+                        &mut ds_s,
+                        dq_acc,
+                        &full,
+                        &empty,
+                        b,
+                        kvh,
+                        group,
+                        k_first,
+                        seq_q,
+                        seq_kv,
+                        t_begin,
+                        tiles,
+                        slot,
+                        base,
+                        s,
+                        p,
+                    );
+                    // Every consumer's last products, which read K and V, are done.
+                    named_barrier(1u32, consumers, false);
+                    if comptime!(p.tma_store) {
+                        let mut scale = Array::<f32>::new(2usize);
+                        scale[0] = s.scale;
+                        scale[1] = s.scale;
+                        stage_sw128::<E, N>(
+                            &dk_acc,
+                            &scale,
+                            &mut k_s,
+                            slot * k_vectors,
+                            block_k,
+                            p.head_dim,
+                        );
+                        scale[0] = 1.0f32;
+                        scale[1] = 1.0f32;
+                        stage_sw128::<E, N>(
+                            &dv_acc,
+                            &scale,
+                            &mut v_s,
+                            slot * v_vectors,
+                            block_k,
+                            p.val_dim,
+                        );
+                        named_barrier(1u32, consumers, false);
+                        if tid == 0 {
+                            store_sw128::<E, N>(
+                                &k_s,
+                                slot * k_vectors,
+                                dk_map,
+                                b,
+                                kvh,
+                                k_first,
+                                block_k,
+                                p.head_dim,
+                            );
+                            store_sw128::<E, N>(
+                                &v_s,
+                                slot * v_vectors,
+                                dv_map,
+                                b,
+                                kvh,
+                                k_first,
+                                block_k,
+                                p.val_dim,
+                            );
+                            tma_group_commit();
+                            // The next copy into the buffer must wait for the stores' reads.
+                            tma_group_wait_read(0u32);
+                        }
+                    } else {
+                        write_grad::<E, NO>(
+                            dk, &dk_acc, row0, seq_kv, b, kvh, s.scale, p.head_dim, p.out_vec,
+                        );
+                        write_grad::<E, NO>(
+                            dv, &dv_acc, row0, seq_kv, b, kvh, 1.0f32, p.val_dim, p.out_vec,
+                        );
+                    }
+                    if tid == 0 {
+                        release_stage(&kv_empty, slot, kv_buffers);
+                    }
+                    base += steps;
+                    loads += 1;
+                } else {
+                    // Keys that no query sees: zero gradients, stored without a buffer (the
+                    // producer may be filling both).
+                    write_grad::<E, NO>(
+                        dk, &dk_acc, row0, seq_kv, b, kvh, s.scale, p.head_dim, p.out_vec,
+                    );
+                    write_grad::<E, NO>(
+                        dv, &dv_acc, row0, seq_kv, b, kvh, 1.0f32, p.val_dim, p.out_vec,
+                    );
+                }
+            }
+            step += 1;
         }
     }
 }
@@ -474,19 +659,18 @@ fn dkdv_consume<E: Float, N: Size, NA: Size>(
     delta_s: &SharedMemory<f32>,
     ds_s: &mut SharedMemory<Vector<E, Pair>>,
     dq_acc: &mut Tensor<Atomic<Vector<f32, NA>>>,
-    kv_full: &Shared<Barrier>,
     full: &Sequence<Shared<Barrier>>,
     empty: &Sequence<Shared<Barrier>>,
     b: u32,
     kvh: u32,
     group: u32,
     k_first: u32,
-    k_last: i32,
     seq_q: u32,
-    offset: i32,
+    seq_kv: u32,
     t_begin: u32,
     tiles: u32,
-    steps: u32,
+    slot: u32,
+    base: u32,
     s: &PortableScalars,
     #[comptime] p: WgmmaBwdParams,
 ) {
@@ -496,14 +680,21 @@ fn dkdv_consume<E: Float, N: Size, NA: Size>(
     let stages = comptime!(p.stages());
     let block_k = comptime!(p.rows());
     let scale_log2 = s.scale * LOG2_E;
+    let offset = seq_kv as i32 - seq_q as i32;
+    let k_last = min(k_first + block_k, seq_kv) as i32 - 1;
+    let steps = tiles * group;
     let mut token = SharedMemory::<f32>::new(1usize);
-    // This warpgroup's 64 keys as the A operand of Sᵀ = K·Qᵀ and dPᵀ = V·dOᵀ.
+    // This warpgroup's 64 keys of buffer `slot` as the A operand of Sᵀ = K·Qᵀ and
+    // dPᵀ = V·dOᵀ. In 128-byte swizzled rows: 64 rows are 512 vectors.
     let warpgroup = plane / 4;
-    // In 128-byte swizzled rows: 64 rows are 512 vectors.
-    let k_addr = smem_address::<E, N>(&k_s.slice((warpgroup * 512) as usize, 1usize));
-    let v_addr = smem_address::<E, N>(&v_s.slice((warpgroup * 512) as usize, 1usize));
+    let k_first_vector = slot * comptime!(block_k * p.head_dim / 8);
+    let v_first_vector = slot * comptime!(block_k * p.val_dim / 8);
+    let k_addr =
+        smem_address::<E, N>(&k_s.slice((k_first_vector + warpgroup * 512) as usize, 1usize));
+    let v_addr =
+        smem_address::<E, N>(&v_s.slice((v_first_vector + warpgroup * 512) as usize, 1usize));
     let q_addr = smem_address::<E, N>(&q_s.slice(0usize, 1usize));
-    let k_base = smem_address::<E, N>(&k_s.slice(0usize, 1usize));
+    let k_base = smem_address::<E, N>(&k_s.slice(k_first_vector as usize, 1usize));
     let do_addr = smem_address::<E, N>(&do_s.slice(0usize, 1usize));
     let q_tile_bytes = comptime!(TILE * p.head_dim * 2);
     let do_tile_bytes = comptime!(TILE * p.val_dim * 2);
@@ -516,17 +707,18 @@ fn dkdv_consume<E: Float, N: Size, NA: Size>(
     let mut p_frag = Array::<Vector<E, Pair>>::new(pairs as usize);
     let mut ds_frag = Array::<Vector<E, Pair>>::new(pairs as usize);
 
-    kv_full.wait_parity(0u32);
     let mut i = 0u32;
     while i < steps {
-        let stage = i % stages;
+        // The tile's place among every tile this cube has walked.
+        let n = base + i;
+        let stage = n % stages;
         let q0 = (t_begin + i % tiles) * TILE;
         #[unroll]
         for j in 0..pairs {
             s_acc[j as usize] = Vector::new(0.0f32);
             dp_acc[j as usize] = Vector::new(0.0f32);
         }
-        wait_stage(full, stage, i / stages, stages);
+        wait_stage(full, stage, n / stages, stages);
         let q_tile = q_addr + stage * q_tile_bytes;
         let do_tile = do_addr + stage * do_tile_bytes;
         issue_ss_sw128::<E>(
@@ -564,10 +756,10 @@ fn dkdv_consume<E: Float, N: Size, NA: Size>(
             mask_columns(&mut s_acc, key0, q0 as i32, seq_q as i32, offset, s, p);
         }
         // Pᵀ and dSᵀ column by column: lse2 and delta of query 8j + 2t (+1).
-        let base = stage * TILE;
+        let cols = stage * TILE;
         #[unroll]
         for j in 0..comptime!(TILE / 8) {
-            let col = (base + j * 8 + t * 2) as usize;
+            let col = (cols + j * 8 + t * 2) as usize;
             // A query that sees no key has lse2 = -inf and only masked scores: subtract 0
             // instead, so that they give exp2(-inf) = 0 rather than NaN.
             let (l0, l1) = (no_key(lse_s[col]), no_key(lse_s[col + 1]));
@@ -775,7 +967,7 @@ fn write_grad<E: Float, NO: Size>(
 }
 
 /// The dQ kernel. Grid `(cubes, 1, 1)`, cube `(32, 4·warpgroups + 4)`: persistent, one cube
-/// per SM, each walking query blocks ([`dq_block`]: in order, or under a causal mask pairs
+/// per SM, each walking query blocks ([`walk_block`]: in order, or under a causal mask pairs
 /// of blocks that weigh alike, `launch_group` heads at a time). The producer copies the next
 /// block's Q and dO into a second buffer ([`WgmmaBwdParams::dq_buffers`]), then its first key
 /// tiles, while the consumers walk this block's: the start a cube of its own would pay for
@@ -846,7 +1038,7 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
         set_max_registers(WgmmaBwdParams::PRODUCER_REGISTERS);
         if tid == consumers {
             loop {
-                let at = dq_block(step, batch_heads, blocks, launch_group, p);
+                let at = walk_block(step, batch_heads, blocks, launch_group, p);
                 if at[3] == 1 {
                     break;
                 }
@@ -932,7 +1124,7 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
         set_max_registers(comptime!(p.consumer_registers()));
         let mut dq_acc = Array::<Vector<f32, Pair>>::new(comptime!((p.head_dim / 4) as usize));
         loop {
-            let at = dq_block(step, batch_heads, blocks, launch_group, p);
+            let at = walk_block(step, batch_heads, blocks, launch_group, p);
             if at[3] == 1 {
                 break;
             }
@@ -1037,16 +1229,17 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
     }
 }
 
-/// The `step`-th query block of a dQ cube's walk (from 0) as `[block, batch·head, valid,
-/// done]`. Without a causal mask, blocks in order, cube `c` taking `c`, `c + cubes`, ...: the
-/// cubes at work at once cover as few heads (and their K and V in L2) as a cube per block did;
-/// pairs there put twice as many heads in L2 and made a key tile 6% slower at
-/// `Sk = 2 Sq = 4096`. Under a causal mask the forward's pairs ([`paired_block`]), whose
-/// blocks weigh alike, `group` heads at a time. A static walk leaves some cubes a pair short
-/// at its end (3% of the kernel where pairs are 7.76 a cube), but a cube per block or per
-/// pair with this kernel's walk was slower still (`docs/PERF.md`).
+/// The `step`-th block of a persistent cube's walk (from 0; query blocks in dQ, key blocks
+/// in dK/dV) as `[block, batch·head, valid, done]`. Without a causal mask, blocks in order,
+/// cube `c` taking `c`, `c + cubes`, ...: the cubes at work at once cover as few heads (and
+/// their streamed tiles in L2) as a cube per block did; pairs there put twice as many heads in
+/// L2 and made a dQ key tile 6% slower at `Sk = 2 Sq = 4096`. Under a causal mask (dQ only)
+/// the forward's pairs ([`paired_block`]), whose blocks weigh alike, `group` heads at a time.
+/// A static walk leaves some cubes a pair short at its end (3% of the dQ kernel where pairs
+/// are 7.76 a cube), but a cube per block or per pair with the dQ kernel's walk was slower
+/// still (`docs/PERF.md`).
 #[cube]
-fn dq_block(
+fn walk_block(
     step: u32,
     batch_heads: u32,
     blocks: u32,
@@ -1054,7 +1247,7 @@ fn dq_block(
     #[comptime] p: WgmmaBwdParams,
 ) -> Array<u32> {
     let mut out = Array::<u32>::new(4usize);
-    if comptime!(p.dq_paired()) {
+    if comptime!(p.paired()) {
         let at = paired_block(step, batch_heads * blocks.div_ceil(2), blocks, group);
         #[unroll]
         for i in 0..4u32 {
@@ -1385,17 +1578,22 @@ mod tests {
         }
     }
 
-    /// The dQ kernel's two Q/dO buffers fit at every head dim, at the price of a K/V stage at
-    /// D = 128 (three, where the dK/dV kernel keeps four), and both kernels fit the device.
+    /// Both persistent kernels' two buffers of resident tiles fit at every head dim, at the
+    /// price of a stage at D = 128 (three K/V stages in dQ, three Q/dO stages in dK/dV), and
+    /// both kernels fit the device. dK/dV walks blocks only at D = 128 without a causal mask or
+    /// the fused dQ; elsewhere a cube per key block, one K/V buffer.
     #[test]
-    fn dq_buffers_fit_beside_their_stages() {
+    fn two_buffers_fit_beside_their_stages() {
         let p = params(128, 128, false);
-        assert_eq!((p.dq_buffers(), p.dq_stages(), p.stages()), (2, 3, 4));
+        assert_eq!((p.dq_buffers(), p.dq_stages()), (2, 3));
+        assert_eq!((p.kv_buffers(), p.stages()), (2, 3));
         let p = params(64, 64, false);
         assert_eq!((p.dq_buffers(), p.dq_stages()), (2, 4));
+        // A cube per key block at D = 64.
+        assert_eq!((p.kv_buffers(), p.stages()), (1, 4));
         for (d, dv) in [(64, 64), (128, 64), (128, 128)] {
             let p = params(d, dv, true);
-            assert_eq!(p.dq_buffers(), 2);
+            assert_eq!((p.dq_buffers(), p.kv_buffers()), (2, 1));
             assert!(
                 p.shared_bytes() + 1024 <= WgmmaFwdParams::SHARED_LIMIT,
                 "{p:?}"
@@ -1405,19 +1603,30 @@ mod tests {
                 ..p
             };
             assert!(fused.shared_bytes() + 1024 <= WgmmaFwdParams::SHARED_LIMIT);
+            assert!(fused.stages() >= 3, "{fused:?}");
         }
+        let fused = WgmmaBwdParams {
+            fused_dq: true,
+            ..params(128, 128, false)
+        };
+        assert_eq!((fused.kv_buffers(), fused.stages()), (1, 3));
+        let fused = WgmmaBwdParams {
+            fused_dq: true,
+            ..params(64, 64, false)
+        };
+        assert_eq!((fused.kv_buffers(), fused.stages()), (1, 4));
     }
 
     /// Pairs only where the blocks' work grows with their place: a causal mask, not a
     /// window with both bounds or none.
     #[test]
-    fn dq_walks_pairs_only_under_a_causal_mask() {
-        assert!(params(128, 128, true).dq_paired());
-        assert!(!params(128, 128, false).dq_paired());
+    fn walks_pairs_only_under_a_causal_mask() {
+        assert!(params(128, 128, true).paired());
+        assert!(!params(128, 128, false).paired());
         let window = WgmmaBwdParams {
             has_left: true,
             ..params(128, 128, true)
         };
-        assert!(!window.dq_paired());
+        assert!(!window.paired());
     }
 }

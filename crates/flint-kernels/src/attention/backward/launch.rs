@@ -213,7 +213,7 @@ fn launch_with<R: Runtime>(
     args: &dyn Fn() -> AttentionBwdArgs<R>,
     dispatch: Dispatch,
 ) -> Result<(), String> {
-    // Blocks of at least 64 rows, along the grid's y.
+    // Blocks of at least 64 rows, along the grid's y where dK/dV runs a cube per block.
     let grid_rows = problem.seq_q.max(problem.seq_kv).div_ceil(64);
     if c.variant == Variant::Wgmma
         && (!sixteen_byte_rows(&args()) || grid_rows > MAX_GRID_Y as usize)
@@ -379,10 +379,21 @@ fn launch_with<R: Runtime>(
                 tma_store,
                 ..base
             };
+            // A persistent grid, one cube per SM, over a kernel's blocks (see `walk_block`),
+            // `group` heads at a time: dQ's in pairs under a causal mask, else in order, as
+            // dK/dV's where it walks (`dkdv_walks`).
             let sms = streaming_multiprocessors(client);
-            let grid = |blocks, heads| {
-                let g = head_groups(problem, heads, blocks, sms);
-                dispatch.grid(g, blocks, heads / g)
+            let persistent = |blocks: u32, heads: u32| {
+                let group = head_groups(problem, heads, blocks, sms);
+                let units = if params.paired() {
+                    blocks.div_ceil(2)
+                } else {
+                    blocks
+                };
+                let units = units
+                    .checked_mul(heads)
+                    .ok_or_else(|| format!("{blocks} blocks x {heads} heads exceed u32"))?;
+                Ok::<_, String>((dispatch.grid(units.min(sms), 1, 1), group))
             };
             let maps = |a: &AttentionBwdArgs<R>, q_rows: usize, k_rows: usize| match (
                 tile_map(&a.q, q_rows, dtype, true),
@@ -413,6 +424,13 @@ fn launch_with<R: Runtime>(
                 Some(acc) => acc.arg(),
                 None => args().lse2,
             };
+            let (dkdv_grid, dkdv_group) = if !params.dkdv_walks() {
+                // A cube per key block (see `dkdv_block`).
+                let g = head_groups(problem, bhkv, key_blocks, sms);
+                (dispatch.grid(g, key_blocks, bhkv / g), g)
+            } else {
+                persistent(key_blocks, bhkv)?
+            };
             // SAFETY: TMA zero-fills rows past each tensor's end; the kernel guards every other
             // global index against the shapes it is given, and its shared memory is sized from
             // the same parameters (see `crate::attention` on bounds). The accumulator holds
@@ -421,7 +439,7 @@ fn launch_with<R: Runtime>(
             unsafe {
                 attention_bwd_dkdv_wgmma::launch_unchecked::<R>(
                     client,
-                    grid(key_blocks, bhkv),
+                    dkdv_grid,
                     cube,
                     8,
                     out_vec as usize,
@@ -440,6 +458,7 @@ fn launch_with<R: Runtime>(
                     dv_map,
                     acc_arg,
                     scalars::<R>(problem, a.bias_strides, 0)?,
+                    dkdv_group,
                     params,
                     dtype,
                 );
@@ -451,18 +470,7 @@ fn launch_with<R: Runtime>(
             let a = args();
             let (q_map, k_map, v_map, do_map) = maps(&a, rows, tile)?;
             let dq_map = grad_map(&a.dq, &a.q)?;
-            // A persistent grid, one cube per SM, over the query blocks, in pairs under a
-            // causal mask (see `dq_block`).
-            let group = head_groups(problem, bh, query_blocks, sms);
-            let units = if params.dq_paired() {
-                query_blocks.div_ceil(2)
-            } else {
-                query_blocks
-            };
-            let units = units
-                .checked_mul(bh)
-                .ok_or_else(|| format!("{query_blocks} query blocks x {bh} heads exceed u32"))?;
-            let dq_grid = dispatch.grid(units.min(sms), 1, 1);
+            let (dq_grid, group) = persistent(query_blocks, bh)?;
             // SAFETY: as for the dK/dV kernel above.
             unsafe {
                 attention_bwd_dq_wgmma::launch_unchecked::<R>(
