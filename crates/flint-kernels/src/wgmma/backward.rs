@@ -267,6 +267,65 @@ fn stage_pair<E: Float, N: Size>(
     }
 }
 
+/// The elected producer thread's copy of a block's resident tiles (K and V in dK/dV, Q and dO
+/// in dQ; `rows()` rows from `first` of head `head`) into buffer `loads % buffers` of `a_s`
+/// and `b_s`, once the consumers have freed it (`empty`), arming `full` for their bytes.
+/// `loads` counts the blocks this cube copied before.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn copy_resident<E: Float, N: Size>(
+    a_map: &TensorMap<E, Tiled>,
+    b_map: &TensorMap<E, Tiled>,
+    full: &Sequence<Shared<Barrier>>,
+    empty: &Sequence<Shared<Barrier>>,
+    a_s: &mut SharedMemory<Vector<E, N>>,
+    b_s: &mut SharedMemory<Vector<E, N>>,
+    loads: u32,
+    batch: u32,
+    head: u32,
+    first: u32,
+    #[comptime] p: WgmmaBwdParams,
+    #[comptime] buffers: u32,
+) {
+    let rows = comptime!(p.rows());
+    let slot = loads % buffers;
+    if loads >= buffers {
+        wait_stage(empty, slot, loads / buffers - 1, buffers);
+    }
+    #[unroll]
+    for buf in 0..buffers {
+        if slot == buf {
+            let barrier = full.index(buf as usize);
+            let _ =
+                barrier.arrive_and_expect_tx(1u32, comptime!(rows * (p.head_dim + p.val_dim) * 2));
+            tma_boxes::<E, N>(
+                a_map,
+                barrier,
+                a_s,
+                comptime!(buf * rows * p.head_dim / 8),
+                batch,
+                head,
+                first,
+                rows,
+                p.head_dim,
+                64u32,
+            );
+            tma_boxes::<E, N>(
+                b_map,
+                barrier,
+                b_s,
+                comptime!(buf * rows * p.val_dim / 8),
+                batch,
+                head,
+                first,
+                rows,
+                p.val_dim,
+                64u32,
+            );
+        }
+    }
+}
+
 /// The query tiles `[t_begin, t_end)` that any key of the block from `k_first` sees: query
 /// `i` sees key `j` where `j >= i + Sk - Sq - left` and `j <= i + Sk - Sq + right`.
 #[cube]
@@ -430,44 +489,10 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
                 let steps = tiles * group;
                 if steps > 0 {
                     if ptid == 0 {
-                        let slot = loads % kv_buffers;
-                        if loads >= kv_buffers {
-                            wait_stage(&kv_empty, slot, loads / kv_buffers - 1, kv_buffers);
-                        }
-                        #[unroll]
-                        for kb in 0..kv_buffers {
-                            if slot == kb {
-                                let barrier = kv_full.index(kb as usize);
-                                let _ = barrier.arrive_and_expect_tx(
-                                    1u32,
-                                    comptime!(block_k * (p.head_dim + p.val_dim) * 2),
-                                );
-                                tma_boxes::<E, N>(
-                                    k_map,
-                                    barrier,
-                                    &mut k_s,
-                                    comptime!(kb * k_vectors),
-                                    b,
-                                    kvh,
-                                    k_first,
-                                    block_k,
-                                    p.head_dim,
-                                    64u32,
-                                );
-                                tma_boxes::<E, N>(
-                                    v_map,
-                                    barrier,
-                                    &mut v_s,
-                                    comptime!(kb * v_vectors),
-                                    b,
-                                    kvh,
-                                    k_first,
-                                    block_k,
-                                    p.val_dim,
-                                    64u32,
-                                );
-                            }
-                        }
+                        copy_resident::<E, N>(
+                            k_map, v_map, &kv_full, &kv_empty, &mut k_s, &mut v_s, loads, b, kvh,
+                            k_first, p, kv_buffers,
+                        );
                     }
                     let mut i = 0u32;
                     while i < steps {
@@ -1051,44 +1076,10 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
                     let t_begin = walk[0];
                     let tiles = walk[3] - t_begin;
                     if tiles > 0 {
-                        let slot = loads % q_buffers;
-                        if loads >= q_buffers {
-                            wait_stage(&q_empty, slot, loads / q_buffers - 1, q_buffers);
-                        }
-                        #[unroll]
-                        for qb in 0..q_buffers {
-                            if slot == qb {
-                                let barrier = q_full.index(qb as usize);
-                                let _ = barrier.arrive_and_expect_tx(
-                                    1u32,
-                                    comptime!(block_q * (p.head_dim + p.val_dim) * 2),
-                                );
-                                tma_boxes::<E, N>(
-                                    q_map,
-                                    barrier,
-                                    &mut q_s,
-                                    comptime!(qb * q_vectors),
-                                    b,
-                                    h,
-                                    q_first,
-                                    block_q,
-                                    p.head_dim,
-                                    64u32,
-                                );
-                                tma_boxes::<E, N>(
-                                    do_map,
-                                    barrier,
-                                    &mut do_s,
-                                    comptime!(qb * do_vectors),
-                                    b,
-                                    h,
-                                    q_first,
-                                    block_q,
-                                    p.val_dim,
-                                    64u32,
-                                );
-                            }
-                        }
+                        copy_resident::<E, N>(
+                            q_map, do_map, &q_full, &q_empty, &mut q_s, &mut do_s, loads, b, h,
+                            q_first, p, q_buffers,
+                        );
                         let mut i = 0u32;
                         while i < tiles {
                             // The tile's place among every tile this cube has copied.
