@@ -660,6 +660,46 @@ fn half_configs() -> Vec<Option<flint::AttentionBwdConfig>> {
     ]
 }
 
+/// The MMA backward at D = 256 in bf16 against the f64 reference: its dK/dV pass runs as
+/// two launches (dV, then dK), whose accumulators together would spill. Partial tiles, GQA
+/// with causal masks both ways (rows that see no key), `Dv = 128`, a window, dropout, and
+/// softcap with a mask and the bias gradient (which the dK launch writes), each through the
+/// selector and forced 64x32 and 32x32 tilings (softcap's derivatives fit only the 32-query
+/// tile).
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA: lavapipe has no f16/bf16 tensor cores (run with --features cuda)"
+)]
+fn head_dim_256_half_gradients_match_reference_on_gpu() {
+    use flint::{AttentionBwdConfig, Variant};
+    let mma = |bq, bkv| Some(AttentionBwdConfig::new(Variant::Mma, bq, bkv));
+    let mut plain = vec![("plain d256", Case::new(1, 2, 2, 100, 130, 256))];
+    let mut c = Case::new(2, 4, 1, 70, 150, 256);
+    c.opts.causal = true;
+    plain.push(("gqa4 causal sq<sk d256", c));
+    let mut c = Case::new(1, 4, 2, 150, 70, 256);
+    c.opts.causal = true;
+    plain.push(("gqa2 causal sq>sk d256", c));
+    let mut c = Case::new(1, 2, 2, 90, 80, 256);
+    c.dv = 128;
+    c.opts.window = (Some(30), Some(10));
+    plain.push(("window, dv 128", c));
+    let mut c = Case::new(1, 4, 2, 90, 110, 256);
+    c.opts.causal = true;
+    c.opts.dropout = Some((0.2, 77));
+    plain.push(("dropout gqa2 causal d256", c));
+    check_half_gradients_on(&[FloatDType::BF16], plain, || {
+        vec![None, mma(64, 32), mma(32, 32)]
+    });
+    let mut c = Case::new(1, 2, 2, 70, 80, 256);
+    c.opts.softcap = Some(2.0);
+    c.bias = Some((true, false));
+    c.mask = true;
+    let capped = vec![("softcap, mask and bias (dbias) d256", c)];
+    check_half_gradients_on(&[FloatDType::BF16], capped, || vec![None, mma(32, 32)]);
+}
+
 /// The cooperative-matrix backward (Vulkan's tensor-core path, run here through CUDA's WMMA
 /// from the same kernel definitions) against the f64 reference in bf16, in five
 /// tilings: one, two and four planes, 16- to 64-row tiles, and four and eight planes in pairs
@@ -967,6 +1007,49 @@ fn wgmma_fused_dq_gradients_match_reference_on_gpu() {
     let fused = AttentionBwdConfig::new(Variant::Wgmma, 128, 128).with_fused_dq();
     check_half_gradients_on(&[FloatDType::BF16, FloatDType::F16], cases, || {
         vec![Some(fused)]
+    });
+}
+
+/// The warpgroup backward at D = 96, which runs padded to 128 (TMA fills the extra columns
+/// with zeros and clips them from its stores; the plain stores of key blocks no query sees
+/// leave them out), in bf16 and f16: partial blocks, GQA under a causal mask, `Dv = 128`
+/// beside `D = 96` and the reverse, cubes of the persistent dK/dV kernel walking several key
+/// blocks, and a window whose first key blocks see no query.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA on an sm_90 GPU: warpgroup MMA (run with --features cuda)"
+)]
+fn wgmma_padded_head_dim_gradients_match_reference_on_gpu() {
+    use flint::{AttentionBwdConfig, Variant};
+    if !gpu_limits().wgmma {
+        eprintln!(
+            "SKIPPED wgmma_padded_head_dim_gradients_match_reference_on_gpu: no warpgroup MMA \
+             (sm_90)"
+        );
+        return;
+    }
+    let mut cases = vec![("plain d96 s300", Case::new(1, 2, 2, 300, 260, 96))];
+    let mut c = Case::new(1, 8, 2, 200, 333, 96);
+    c.opts.causal = true;
+    cases.push(("gqa4 causal sq<sk d96", c));
+    let mut c = Case::new(1, 2, 2, 260, 190, 96);
+    c.dv = 128;
+    cases.push(("d96 dv128", c));
+    let mut c = Case::new(1, 2, 1, 190, 260, 128);
+    c.dv = 96;
+    c.opts.causal = true;
+    cases.push(("d128 dv96 causal", c));
+    cases.push((
+        "gqa2 sq<sk, several key blocks a cube d96",
+        Case::new(8, 8, 4, 200, 1100, 96),
+    ));
+    let mut c = Case::new(8, 4, 4, 200, 1100, 96);
+    c.opts.window = (Some(100), Some(50));
+    cases.push(("window, key blocks no query sees d96", c));
+    let wgmma = AttentionBwdConfig::new(Variant::Wgmma, 128, 128);
+    check_half_gradients_on(&[FloatDType::BF16, FloatDType::F16], cases, || {
+        vec![Some(wgmma)]
     });
 }
 

@@ -596,8 +596,10 @@ fn cooperative_matrix_kernel_matches_reference_on_gpu() {
 /// one group of the causal grid launches (see `head_groups`) or cubes of a persistent grid,
 /// a window with both bounds
 /// (masked tiles before and after the plain ones), windows at D = 128 (a right bound
-/// past the diagonal, a window narrower than a tile), GQA, `Dv != D`, D = 96, and a negative
-/// scale, which the launcher hands to the MMA kernel. CUDA on an sm_90 GPU only.
+/// past the diagonal, a window narrower than a tile), GQA, `Dv != D`, D = 96 and Dv = 96
+/// (run as 128), a negative
+/// scale, which the launcher hands to the MMA kernel, and D = 256 (128x64 only, plain, causal
+/// both ways, several blocks a cube, a window, `Dv = 128`). CUDA on an sm_90 GPU only.
 #[test]
 #[cfg_attr(
     not(feature = "cuda"),
@@ -654,7 +656,15 @@ fn wgmma_kernel_matches_reference_on_gpu() {
     let mut c = Case::new(1, 2, 2, 260, 190, 128);
     c.dv = 64;
     cases.push(("dv 64 d128", c));
+    // D = 96 runs as 128 with 32 zero columns, clipped from the TMA store (128x128) and left
+    // out of the plain stores (192x64).
     cases.push(("d96", Case::new(1, 3, 3, 130, 129, 96)));
+    let mut c = Case::new(4, 16, 8, 384, 384, 96);
+    c.opts.causal = true;
+    cases.push(("gqa2 causal, several blocks per cube d96", c));
+    let mut c = Case::new(1, 2, 2, 260, 190, 128);
+    c.dv = 96;
+    cases.push(("dv 96 d128", c));
     let mut c = Case::new(1, 2, 2, 192, 256, 128);
     c.opts.scale = Some(-0.1);
     cases.push(("negative scale (MMA fallback)", c));
@@ -669,6 +679,29 @@ fn wgmma_kernel_matches_reference_on_gpu() {
                 dtype,
                 &[config(192, 64), config(128, 128)],
             );
+        }
+    }
+    // D = 256: two warpgroups of 64-key tiles, the only tiling that holds its O.
+    let mut wide = vec![("plain d256", Case::new(1, 2, 2, 300, 260, 256))];
+    let mut c = Case::new(1, 8, 2, 200, 333, 256);
+    c.opts.causal = true;
+    wide.push(("gqa4 causal sq<sk d256", c));
+    let mut c = Case::new(1, 2, 1, 400, 150, 256);
+    c.opts.causal = true;
+    wide.push(("gqa2 causal sq>sk (rows with no key) d256", c));
+    let mut c = Case::new(4, 16, 16, 384, 384, 256);
+    c.opts.causal = true;
+    wide.push(("causal, several blocks per cube d256", c));
+    let mut c = Case::new(1, 2, 2, 300, 300, 256);
+    c.opts.window = (Some(100), Some(30));
+    wide.push(("window left 100 right 30 d256", c));
+    let mut c = Case::new(1, 2, 2, 260, 190, 256);
+    c.dv = 128;
+    wide.push(("dv 128 d256", c));
+    for dtype in [FloatDType::BF16, FloatDType::F16] {
+        for (name, case) in &wide {
+            eprintln!("{dtype:?} {name} at {:?}", started.elapsed());
+            check_in::<Gpu>(case, &device, 5, dtype, &[config(128, 64)]);
         }
     }
 }

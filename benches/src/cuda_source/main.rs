@@ -140,6 +140,26 @@ fn main() -> Result<(), String> {
             });
         }
     }
+    // D = 256, whose dK/dV pass runs as two launches (dV, then dK): the tilings the tuner
+    // tries, plain and causal, and every feature at the 32-query tile softcap needs.
+    for (block_q, block_kv, causal, features) in [
+        (64, 32, false, false),
+        (64, 32, true, false),
+        (64, 64, false, false),
+        (32, 32, true, true),
+    ] {
+        specs.push(BwdSourceSpec {
+            head_dim: 256,
+            val_dim: 256,
+            block_q,
+            block_kv,
+            causal,
+            bias: features,
+            softcap: features,
+            dropout: features,
+            ..plain.clone()
+        });
+    }
     for spec in &specs {
         let tag = format!(
             "d{}_q{}_kv{}_p{}{}{}{}{}",

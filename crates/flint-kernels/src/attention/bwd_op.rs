@@ -154,6 +154,18 @@ impl AttentionBwdOp {
             })
     }
 
+    /// Whether `inv`'s MMA backward runs its dK/dV pass in two launches ([`mma_splits_dkdv`]).
+    fn splits(inv: &Invocation) -> bool {
+        let softcap = matches!(inv.signature().get("softcap"), Some(SigValue::Bool(true)));
+        head_dims(inv).is_ok_and(|(d, dv)| mma_splits_dkdv(d, dv, softcap))
+    }
+
+    /// The MMA tiling for a split dK/dV pass: 8 planes (128 keys a cube) with 32-query and
+    /// 32-key tiles, which fit beside D = 256's rows in shared memory.
+    fn split_tiling() -> AttentionBwdConfig {
+        AttentionBwdConfig::new(Variant::Mma, 32, 32).with_planes(8)
+    }
+
     /// The warpgroup-MMA backward (two kernels of 128 rows per cube).
     pub(crate) fn wgmma() -> AttentionBwdConfig {
         AttentionBwdConfig::new(Variant::Wgmma, 128, 128)
@@ -196,6 +208,35 @@ const PORTABLE_TILINGS: [(u32, u32); 13] = [
     (4, 4),
 ];
 
+/// 32-bit registers per lane that the MMA backward's accumulators and score tiles may take
+/// without spilling.
+const MMA_LANE_REGISTERS: usize = 208;
+
+/// Registers per lane of an MMA kernel's score tiles (`tile` wide): softcap keeps its
+/// derivative beside them, half as much again.
+fn score_registers(tile: u32, softcap: bool) -> usize {
+    if softcap {
+        3 * tile as usize / 2
+    } else {
+        tile as usize
+    }
+}
+
+/// Registers per lane of the MMA dK/dV kernel: its score tiles and the accumulators of the
+/// gradients one launch computes, (D + Dv) / 2 for both, the larger half where `split`.
+fn mma_dkdv_registers(d: usize, dv: usize, block_q: u32, softcap: bool, split: bool) -> usize {
+    let acc = if split { d.max(dv) / 2 } else { (d + dv) / 2 };
+    acc + score_registers(block_q, softcap)
+}
+
+/// Whether the MMA dK/dV pass runs as two launches, dV then dK
+/// ([`crate::attention::backward::mma::DkdvGrads`]): where both accumulators in one launch
+/// would spill even beside the smallest query tile (D or Dv of 256). Elsewhere a tiling that
+/// spills is refused, as before.
+pub(crate) fn mma_splits_dkdv(d: usize, dv: usize, softcap: bool) -> bool {
+    mma_dkdv_registers(d, dv, 32, softcap, false) > MMA_LANE_REGISTERS
+}
+
 impl Op for AttentionBwdOp {
     type Config = AttentionBwdConfig;
 
@@ -218,8 +259,10 @@ impl Op for AttentionBwdOp {
         // leave by TMA (faster at short sequences); re-tune. 16: the warpgroup backward
         // with dQ fused joins the candidates up to D = 64. 17: its dQ kernel a persistent
         // grid (the next block's Q and dO copied under this one's keys); re-tune. 18: its
-        // dK/dV kernel one too (the next block's K and V under this one's queries).
-        18
+        // dK/dV kernel one too (the next block's K and V under this one's queries). 19: the
+        // MMA backward at D = 256, its dK/dV pass in two launches (it ran the portable
+        // kernel there, 20x slower).
+        19
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {
@@ -247,6 +290,11 @@ impl Op for AttentionBwdOp {
         }
         if wide && seq_q >= 2048 {
             tries.push(Self::fused_wide());
+        }
+        // Where the dK/dV pass splits in two launches (D = 256), 8 planes of 32x32: 5-11%
+        // ahead of the other MMA tilings on an H200 at 2k and 8k (docs/PERF.md).
+        if Self::splits(inv) {
+            tries.push(Self::split_tiling());
         }
         let two_kernel: &[(u32, u32)] = if wide || seq_q < 1024 {
             &[(64, 32), (64, 64), (32, 32)]
@@ -335,6 +383,9 @@ impl Op for AttentionBwdOp {
         }
         let mut all = Self::configs(Variant::Mma, &[(64, 32), (64, 64)]);
         all.push(AttentionBwdConfig::new(Variant::Mma, 64, 32).with_planes(8));
+        if Self::splits(inv) {
+            all.push(Self::split_tiling());
+        }
         // Up to D = 64 a 128-query tile fits the grid's registers (FlashAttention-2's
         // 128x128 tiling there): 3-12% ahead of the 64-query grid at D = 64, which it
         // replaces.
@@ -461,9 +512,18 @@ impl Op for AttentionBwdOp {
                     ));
                 }
                 for (name, x) in [("head_dim", d), ("val_dim", dv)] {
-                    if !matches!(x, 64 | 128) {
-                        return Err(format!("{name} {x} is not 64 or 128 (the wgmma backward)"));
+                    if !matches!(x, 64 | 96 | 128) {
+                        return Err(format!(
+                            "{name} {x} is not 64, 96 or 128 (the wgmma backward; 96 runs \
+                             padded to 128)"
+                        ));
                     }
+                }
+                // The fused dQ's accumulator and its atomics have no padded columns.
+                if c.fused_dq && (d == 96 || dv == 96) {
+                    return Err(format!(
+                        "the wgmma fused_dq needs head dims 64 or 128; got {d}/{dv}"
+                    ));
                 }
             }
             Variant::Portable => {
@@ -522,19 +582,20 @@ impl Op for AttentionBwdOp {
                 if !matches!(c.planes, 4 | 8) {
                     return Err(format!("planes {} is not 4 or 8", c.planes));
                 }
-                // Per lane, in 32-bit registers: dK/dV keeps (D + Dv) / 2 of accumulators and
-                // block_q of score tiles; dQ keeps D / 2 and block_kv. Softcap keeps its
-                // derivative beside the scores: half as much again.
+                // Per lane, in 32-bit registers: dQ keeps D / 2 of accumulators and block_kv
+                // of score tiles; dK/dV see `mma_dkdv_registers`, which a split into two
+                // launches (dV, then dK) brings within the limit at D = 256.
                 let softcap = matches!(inv.signature().get("softcap"), Some(SigValue::Bool(true)));
-                let tiles = |x: u32| {
-                    if softcap {
-                        3 * x as usize / 2
-                    } else {
-                        x as usize
-                    }
-                };
-                let (dkdv, dq) = ((d + dv) / 2 + tiles(c.block_q), d / 2 + tiles(c.block_kv));
-                if dkdv.max(dq) > 208 {
+                let split = mma_splits_dkdv(d, dv, softcap);
+                if split && c.fused_dq {
+                    return Err(format!(
+                        "fused_dq needs dK and dV in one launch, which head dims {d}/{dv} \
+                         would spill"
+                    ));
+                }
+                let dkdv = mma_dkdv_registers(d, dv, c.block_q, softcap, split);
+                let dq = d / 2 + score_registers(c.block_kv, softcap);
+                if dkdv.max(dq) > MMA_LANE_REGISTERS {
                     return Err(format!(
                         "block_q {} / block_kv {} with head dims {d}/{dv} would spill registers",
                         c.block_q, c.block_kv
@@ -1025,6 +1086,69 @@ mod tests {
             hopper.heuristic(&at(256, 4096)).unwrap().variant,
             Variant::Wgmma
         );
+    }
+
+    /// D = 256: the MMA backward runs with its dK/dV pass split in two launches (both
+    /// accumulators in one would spill), so the tuner and the heuristic offer it rather than
+    /// the portable kernels; the fused dQ, which needs both in one launch, is refused.
+    #[test]
+    fn head_dim_256_splits_the_mma_dkdv_pass() {
+        assert!(mma_splits_dkdv(256, 256, false));
+        assert!(mma_splits_dkdv(256, 128, false));
+        // Where a smaller tile fits both, the larger is refused rather than split.
+        assert!(!mma_splits_dkdv(128, 128, false));
+        assert!(!mma_splits_dkdv(128, 128, true));
+        let op = h100(true);
+        let mma = |bq, bkv| AttentionBwdConfig::new(Variant::Mma, bq, bkv);
+        op.check(&call(256), &mma(64, 32)).unwrap();
+        op.check(&call(256), &mma(32, 32)).unwrap();
+        let e = op
+            .check(&call(256), &mma(64, 64).with_fused_dq())
+            .unwrap_err();
+        assert!(e.contains("fused_dq"), "{e}");
+        // Softcap's derivatives fit beside the split accumulators at 32 queries, not 64.
+        op.check(&call_with(256, &["softcap"]), &mma(32, 32))
+            .unwrap();
+        assert!(
+            op.check(&call_with(256, &["softcap"]), &mma(64, 32))
+                .is_err()
+        );
+        let candidates = op.candidates(&call(256));
+        assert!(!candidates.is_empty());
+        assert!(
+            candidates
+                .iter()
+                .all(|c| c.variant == Variant::Mma && !c.fused_dq),
+            "{candidates:?}"
+        );
+        assert!(candidates.contains(&mma(32, 32).with_planes(8)));
+        assert_eq!(
+            op.heuristic(&call(256)).unwrap(),
+            mma(32, 32).with_planes(8)
+        );
+    }
+
+    /// D = 96 runs the warpgroup backward padded to 128 (32 zero columns), without the
+    /// fused dQ, whose accumulator has no padded columns.
+    #[test]
+    fn the_warpgroup_backward_pads_head_dim_96() {
+        let hopper = AttentionBwdOp::new(DeviceLimits {
+            wgmma: true,
+            ..h100(true).limits
+        });
+        let wgmma = AttentionBwdOp::wgmma();
+        hopper.check(&call(96), &wgmma).unwrap();
+        let e = hopper.check(&call(96), &wgmma.with_fused_dq()).unwrap_err();
+        assert!(e.contains("fused_dq"), "{e}");
+        assert!(hopper.check(&call(32), &wgmma).is_err());
+        let p = wgmma.wgmma_params(96, 96);
+        assert_eq!(
+            (p.head_dim, p.head_pad, p.val_dim, p.val_pad),
+            (128, 32, 128, 32)
+        );
+        let p = wgmma.wgmma_params(128, 64);
+        assert_eq!((p.head_pad, p.val_pad), (0, 0));
+        assert!(hopper.candidates(&call(96)).contains(&wgmma));
     }
 
     #[test]

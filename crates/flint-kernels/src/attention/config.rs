@@ -164,13 +164,21 @@ impl AttentionFwdConfig {
         }
     }
 
-    /// The warpgroup-MMA kernel's compile-time shape for this tiling, without masks.
+    /// The warpgroup-MMA kernel's compile-time shape for this tiling, without masks. Head
+    /// dims above 64 that are not a multiple of 64 (96) run rounded up, the extra columns
+    /// zero (`WgmmaFwdParams::val_pad`), so that every tile is in 128-byte swizzled rows;
+    /// smaller ones keep 16-byte columns rather than double their products.
     pub(crate) fn wgmma_params(&self, head_dim: usize, val_dim: usize) -> WgmmaFwdParams {
+        let run = |x: u32| {
+            if x > 64 { x.next_multiple_of(64) } else { x }
+        };
+        let (d, dv) = (head_dim as u32, val_dim as u32);
         WgmmaFwdParams {
             warpgroups: self.block_q / 64,
             block_kv: self.block_kv,
-            head_dim: head_dim as u32,
-            val_dim: val_dim as u32,
+            head_dim: run(d),
+            val_dim: run(dv),
+            val_pad: run(dv) - dv,
             pipelined: true,
             ..WgmmaFwdParams::default()
         }
@@ -426,12 +434,17 @@ impl AttentionBwdConfig {
     }
 
     /// The warpgroup-MMA backward's compile-time shape: two consumer warpgroups, dQ fused
-    /// or in a kernel of its own.
+    /// or in a kernel of its own. Its products run over whole 128-byte swizzled rows, so D
+    /// and Dv round up to a multiple of 64 (96 runs as 128), the extra columns zero.
     pub(crate) fn wgmma_params(&self, head_dim: usize, val_dim: usize) -> WgmmaBwdParams {
+        let (d, dv) = (head_dim as u32, val_dim as u32);
+        let (d_run, dv_run) = (d.next_multiple_of(64), dv.next_multiple_of(64));
         WgmmaBwdParams {
             warpgroups: 2,
-            head_dim: head_dim as u32,
-            val_dim: val_dim as u32,
+            head_dim: d_run,
+            val_dim: dv_run,
+            head_pad: d_run - d,
+            val_pad: dv_run - dv,
             out_vec: 2,
             fused_dq: self.fused_dq,
             ..WgmmaBwdParams::default()

@@ -12,8 +12,9 @@ use cubecl::wgpu::{WgpuDevice, WgpuRuntime};
 use super::AttentionProblem;
 use super::backward::launch::query_strides;
 use super::backward::mma::{
-    BwdMmaParams, QueryStrides, attention_bwd_dkdv_mma, attention_bwd_dq_mma,
+    BwdMmaParams, DkdvGrads, QueryStrides, attention_bwd_dkdv_mma, attention_bwd_dq_mma,
 };
+use super::bwd_op::mma_splits_dkdv;
 use super::forward::cmma::{CmmaParams, attention_fwd_cmma, score_vector};
 use super::forward::mma::{MmaParams, attention_fwd_mma};
 use super::forward::{PortableScalars, scalars};
@@ -546,7 +547,7 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
             spec.softcap,
             spec.dropout,
         );
-        let params = |tile, fused_dq, grid| BwdMmaParams {
+        let params = |tile, fused_dq, grid, grads| BwdMmaParams {
             planes: spec.planes,
             tile,
             head_dim: spec.head_dim,
@@ -562,6 +563,7 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
             has_dbias: spec.bias,
             has_softcap: spec.softcap,
             has_dropout: spec.dropout,
+            grads,
         };
         let client = WgpuRuntime::client(&WgpuDevice::default());
         let settings = KernelSettings::default()
@@ -569,8 +571,15 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
             .address_type(AddressType::U32);
         let (n, no) = (8usize, 2usize);
         let mut out = Vec::new();
+        // dV, then dK, where the launch splits the pass (D = 256).
+        let passes: &[(DkdvGrads, &str)] =
+            if mma_splits_dkdv(spec.head_dim as usize, spec.val_dim as usize, spec.softcap) {
+                &[(DkdvGrads::DvOnly, "_dv"), (DkdvGrads::DkOnly, "_dk")]
+            } else {
+                &[(DkdvGrads::Both, "")]
+            };
 
-        {
+        for &(grads, suffix) in passes {
             use attention_bwd_dkdv_mma as m;
             let na = if spec.fused_dq { 2usize } else { 1 };
             let mut a = Args {
@@ -617,10 +626,10 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
                 n,
                 no,
                 na,
-                params(spec.block_q, spec.fused_dq, spec.grid),
+                params(spec.block_q, spec.fused_dq, spec.grid, grads),
                 dtype,
             );
-            out.push(("attention_bwd_dkdv_mma".to_string(), compile(kernel)?));
+            out.push((format!("attention_bwd_dkdv_mma{suffix}"), compile(kernel)?));
         }
         if !spec.fused_dq {
             use attention_bwd_dq_mma as m;
@@ -653,7 +662,7 @@ pub fn backward_cuda_sources(spec: &BwdSourceSpec) -> Result<Vec<(String, String
                 ),
                 n,
                 no,
-                params(spec.block_kv, false, false),
+                params(spec.block_kv, false, false, DkdvGrads::Both),
                 dtype,
             );
             out.push(("attention_bwd_dq_mma".to_string(), compile(kernel)?));
@@ -826,7 +835,9 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                 (2, 128, 128, true),
                 (2, 64, 64, false),
                 (3, 64, 128, false),
-                (3, 64, 128, true)
+                (3, 64, 128, true),
+                (2, 64, 256, false),
+                (2, 64, 256, true)
             ],
             true,
             |a: &mut Args, d: usize, causal: bool| -> Result<_, String> {
@@ -1310,7 +1321,7 @@ mod tests {
         let client = WgpuRuntime::client(&WgpuDevice::default());
         assert!(crate::wgmma::compiler_emits_wgmma(&client));
         let sources = super::wgmma_cuda_sources().expect("the wgmma kernels compile");
-        assert_eq!(sources.len(), 18);
+        assert_eq!(sources.len(), 20);
         // For ptxas by hand (`scripts/device/local_ptxas.sh`'s tools): the sources as files.
         if let Ok(dir) = std::env::var("FLINT_DUMP_WGMMA") {
             for (name, source) in &sources {

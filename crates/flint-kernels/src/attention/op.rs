@@ -167,7 +167,14 @@ impl AttentionFwdOp {
         if !tall || self.wgmma_refusal(inv).is_some() {
             return Vec::new();
         }
-        Self::variant_configs(Variant::Wgmma, &[(128, 128), (192, 64)])
+        // Past D = 128 only two warpgroups with 64-key tiles hold O and the scores.
+        let wide = head_dims(inv).is_ok_and(|(d, dv)| d.max(dv) > 128);
+        let tilings: &[(u32, u32)] = if wide {
+            &[(128, 64)]
+        } else {
+            &[(128, 128), (192, 64)]
+        };
+        Self::variant_configs(Variant::Wgmma, tilings)
             .into_iter()
             .filter(|c| self.check(inv, c).is_ok())
             .collect()
@@ -349,7 +356,9 @@ impl Op for AttentionFwdOp {
         // 15: the same tilings take Q one block ahead (causal 3-4% faster, 192-row ones
         // unchanged); re-tune.
         // 16: decoding's one-plane cubes are also timed at about 384 cubes; re-tune.
-        16
+        // 17: the warpgroup variant at D = 256 (128x64), and at D = 96 in swizzled rows
+        // padded to 128; re-tune.
+        17
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionFwdConfig, String> {
@@ -547,9 +556,10 @@ impl Op for AttentionFwdOp {
                     return Err(format!("block_kv {} is not 64 or 128", c.block_kv));
                 }
                 for (name, x) in [("head_dim", d), ("val_dim", dv)] {
-                    if x > 128 || !x.is_multiple_of(32) {
+                    if !x.is_multiple_of(32) || (x > 128 && x != 256) {
                         return Err(format!(
-                            "{name} {x} is not a multiple of 32 up to 128 (the wgmma variant)"
+                            "{name} {x} is not a multiple of 32 up to 128, or 256 (the wgmma \
+                             variant)"
                         ));
                     }
                 }
@@ -557,7 +567,7 @@ impl Op for AttentionFwdOp {
                 // the next tile's probabilities (16-bit pairs) and O, within what `setmaxnreg`
                 // gives it (measured with ptxas: 128 of 152 and 192 of 232 run without spills).
                 let p = c.wgmma_params(d, dv);
-                let values = c.block_kv as usize + dv / 2;
+                let values = (c.block_kv + p.val_dim / 2) as usize;
                 if values > p.consumer_registers() as usize {
                     return Err(format!(
                         "block_q {} x block_kv {} with val_dim {dv} needs {values} registers \
@@ -997,13 +1007,31 @@ mod tests {
         }
         let f32_call = with_sig(&inv, "dtype", SigValue::Str("f32".into()), 128);
         assert!(hopper.check(&f32_call, &wg(192, 64)).is_err());
+        // D = 256: two warpgroups of 64-key tiles only (O and the scores fill them).
+        let wide = with_sig(&inv, "dtype", SigValue::Str("bf16".into()), 256);
+        hopper.check(&wide, &wg(128, 64)).unwrap();
+        let e = hopper.check(&wide, &wg(128, 128)).unwrap_err();
+        assert!(e.contains("registers"), "{e}");
+        assert_eq!(
+            hopper
+                .candidates(&wide)
+                .into_iter()
+                .filter(|c| c.variant == Variant::Wgmma)
+                .collect::<Vec<_>>(),
+            [wg(128, 64)]
+        );
+        // D = 96 runs as 128 (32 zero columns, swizzled rows); 32 keeps its own width.
+        let p = wg(128, 128).wgmma_params(96, 96);
+        assert_eq!((p.head_dim, p.val_dim, p.val_pad), (128, 128, 32));
+        let p = wg(128, 128).wgmma_params(32, 32);
+        assert_eq!((p.head_dim, p.val_pad), (32, 0));
         let e = hopper
             .check(
-                &with_sig(&inv, "dtype", SigValue::Str("bf16".into()), 256),
+                &with_sig(&inv, "dtype", SigValue::Str("bf16".into()), 192),
                 &wg(128, 64),
             )
             .unwrap_err();
-        assert!(e.contains("head_dim 256"), "{e}");
+        assert!(e.contains("head_dim 192"), "{e}");
         // Three warpgroups hold 128-key tiles only with less than D = 64 of output.
         let e = hopper.check(&inv, &wg(192, 128)).unwrap_err();
         assert!(e.contains("registers"), "{e}");

@@ -57,6 +57,10 @@ pub struct WgmmaFwdParams {
     /// instead of each thread's 4-byte stores (`super::pipelined::store_rows_tma`). Needs
     /// [`WgmmaFwdParams::tma_store_fits`].
     pub tma_store: bool,
+    /// Pipelined only: columns of `val_dim` past the output's own Dv (0, or 32 where
+    /// D = 96 runs as 128 in 128-byte swizzled rows). TMA fills the extra columns of every
+    /// copy with zeros and clips them from its store; the plain stores leave them out.
+    pub val_pad: u32,
 }
 
 /// Work the pipelined kernel leaves out, to time what remains (its results are then wrong).

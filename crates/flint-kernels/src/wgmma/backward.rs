@@ -17,8 +17,10 @@
 //! With [`WgmmaBwdParams::fused_dq`] the dK/dV kernel also adds each tile's `dS·K` over its
 //! warpgroup's keys into an f32 accumulator by atomics, and the dQ kernel does not run: five
 //! products, at the price of twice dQ's f32 size in L2 reductions per 128-key block.
-//! Every tile arrives by TMA in 128-byte swizzled rows (`D` and `Dv` are 64 or 128), the
-//! layout `super::sw128_descriptor` reads K-major or MN-major. In dK/dV each consumer waits
+//! Every tile arrives by TMA in 128-byte swizzled rows (`D` and `Dv` are 64 or 128; 96 runs
+//! as 128, TMA filling the extra columns with zeros and clipping them from its stores: see
+//! [`WgmmaBwdParams::head_pad`]), the layout `super::sw128_descriptor` reads K-major or
+//! MN-major. In dK/dV each consumer waits
 //! for its products before the elementwise work (the other warpgroup keeps the tensor cores
 //! busy meanwhile), so masks are plain branches; dQ issues the next tile's scores before
 //! its `dQ` product, as the forward does. Windows (causal included)
@@ -67,6 +69,12 @@ pub struct WgmmaBwdParams {
     /// computes `dS·K` over its own 64 keys and adds it to an f32 accumulator with
     /// two-element atomics; the dQ kernel does not run.
     pub fused_dq: bool,
+    /// Columns of `head_dim` past the tensors' own D: 0, or 32 where D = 96 runs as 128.
+    /// TMA fills them with zeros in every copy (they add nothing to a product) and clips
+    /// them from every store; the plain stores leave them out.
+    pub head_pad: u32,
+    /// Columns of `val_dim` past the tensors' own Dv, as [`Self::head_pad`].
+    pub val_pad: u32,
 }
 
 /// Stages of `stage` bytes that fit beside `own` bytes (and 1 KiB of barriers), 2 to 4.
@@ -211,6 +219,7 @@ impl WgmmaBwdParams {
             out_vec: self.out_vec,
             tma: true,
             tma_store: false,
+            val_pad: self.val_pad,
         }
     }
 }
@@ -422,6 +431,9 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
     let kv_buffers = comptime!(p.kv_buffers());
     let k_vectors = comptime!(block_k * p.head_dim / 8);
     let v_vectors = comptime!(block_k * p.val_dim / 8);
+    // The gradients' own columns (the plain stores' width).
+    let d_cols = comptime!(p.head_dim - p.head_pad);
+    let dv_cols = comptime!(p.val_dim - p.val_pad);
     let lane = UNIT_POS_X;
     let plane = UNIT_POS_Y;
     let tid = plane * 32 + lane;
@@ -643,10 +655,10 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
                         }
                     } else {
                         write_grad::<E, NO>(
-                            dk, &dk_acc, row0, seq_kv, b, kvh, s.scale, p.head_dim, p.out_vec,
+                            dk, &dk_acc, row0, seq_kv, b, kvh, s.scale, d_cols, p.out_vec,
                         );
                         write_grad::<E, NO>(
-                            dv, &dv_acc, row0, seq_kv, b, kvh, 1.0f32, p.val_dim, p.out_vec,
+                            dv, &dv_acc, row0, seq_kv, b, kvh, 1.0f32, dv_cols, p.out_vec,
                         );
                     }
                     if tid == 0 {
@@ -658,10 +670,10 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
                     // Keys that no query sees: zero gradients, stored without a buffer (the
                     // producer may be filling both).
                     write_grad::<E, NO>(
-                        dk, &dk_acc, row0, seq_kv, b, kvh, s.scale, p.head_dim, p.out_vec,
+                        dk, &dk_acc, row0, seq_kv, b, kvh, s.scale, d_cols, p.out_vec,
                     );
                     write_grad::<E, NO>(
-                        dv, &dv_acc, row0, seq_kv, b, kvh, 1.0f32, p.val_dim, p.out_vec,
+                        dv, &dv_acc, row0, seq_kv, b, kvh, 1.0f32, dv_cols, p.out_vec,
                     );
                 }
             }
@@ -1019,6 +1031,8 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
     let consumers = comptime!(p.warpgroups * 128);
     let block_q = comptime!(p.rows());
     let stages = comptime!(p.dq_stages());
+    // dQ's own columns (the plain stores' width).
+    let d_cols = comptime!(p.head_dim - p.head_pad);
     let q_buffers = comptime!(p.dq_buffers());
     let q_vectors = comptime!(block_q * p.head_dim / 8);
     let do_vectors = comptime!(block_q * p.val_dim / 8);
@@ -1199,7 +1213,7 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
                         }
                     } else {
                         write_grad::<E, NO>(
-                            dq, &dq_acc, row0, seq_q, b, h, s.scale, p.head_dim, p.out_vec,
+                            dq, &dq_acc, row0, seq_q, b, h, s.scale, d_cols, p.out_vec,
                         );
                     }
                     if tid == 0 {
@@ -1210,9 +1224,7 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
                 } else {
                     // Rows that see no key: a zero gradient, stored without a buffer (the
                     // producer may be filling both).
-                    write_grad::<E, NO>(
-                        dq, &dq_acc, row0, seq_q, b, h, s.scale, p.head_dim, p.out_vec,
-                    );
+                    write_grad::<E, NO>(dq, &dq_acc, row0, seq_q, b, h, s.scale, d_cols, p.out_vec);
                 }
             }
             step += 1;

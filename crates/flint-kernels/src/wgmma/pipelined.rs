@@ -956,7 +956,7 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
                         h,
                         s.scale * LOG2_E,
                         s.neg_inf,
-                        p.val_dim,
+                        comptime!(p.val_dim - p.val_pad),
                         p.out_vec,
                     );
                 }

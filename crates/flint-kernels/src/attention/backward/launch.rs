@@ -9,8 +9,11 @@ use cubecl::zspace::Shape;
 
 use super::cmma::{BwdCmmaParams, attention_bwd_dkdv_cmma, attention_bwd_dq_cmma};
 use super::dq_accum::{dq_accum_finish, dq_accum_zero};
-use super::mma::{BwdMmaParams, QueryStridesLaunch, attention_bwd_dkdv_mma, attention_bwd_dq_mma};
+use super::mma::{
+    BwdMmaParams, DkdvGrads, QueryStridesLaunch, attention_bwd_dkdv_mma, attention_bwd_dq_mma,
+};
 use super::portable::{BwdParams, attention_bwd_delta, attention_bwd_dkdv, attention_bwd_dq};
+use crate::attention::bwd_op::mma_splits_dkdv;
 use crate::attention::forward::cmma::score_vector;
 use crate::attention::forward::{
     MAX_GRID_Y, causal_order, head_groups, scalars, streaming_multiprocessors, tile_map, vector_ok,
@@ -574,7 +577,7 @@ fn launch_with<R: Runtime>(
                     dispatch.grid(blocks, heads, 1)
                 }
             };
-            let mma = |tile, grid| BwdMmaParams {
+            let mma = |tile, grid, grads| BwdMmaParams {
                 planes: c.planes,
                 tile,
                 head_dim: params.head_dim,
@@ -590,43 +593,55 @@ fn launch_with<R: Runtime>(
                 has_dbias: params.has_dbias,
                 has_softcap: params.has_softcap,
                 has_dropout: params.has_dropout,
+                grads,
             };
+            // dV, then dK, where both accumulators in one launch would spill (`check`
+            // refuses the fused dQ there).
+            let passes: &[DkdvGrads] =
+                if mma_splits_dkdv(problem.head_dim, problem.val_dim, params.has_softcap) {
+                    &[DkdvGrads::DvOnly, DkdvGrads::DkOnly]
+                } else {
+                    &[DkdvGrads::Both]
+                };
             let acc = DqAccumulator::new(client, problem, c.fused_dq, dispatch)?;
             let acc_arg = || acc.arg();
-            let strides = query_strides::<R>(
-                a.q.strides(),
-                a.dout.strides(),
-                a.lse2.strides(),
-                a.delta.strides(),
-                if c.fused_dq { acc.strides() } else { &[0; 4] },
-            )?;
-            // SAFETY: the kernel guards each index against the shapes it is given (see
-            // `crate::attention` on bounds); CubeCL's own checks would only repeat them.
-            unsafe {
-                attention_bwd_dkdv_mma::launch_unchecked::<R>(
-                    client,
-                    grid(key_blocks, bhkv),
-                    CubeDim::new_2d(32, c.planes),
-                    vec,
-                    out_vec,
-                    // Two-element atomics need sm90; the stand-in is never touched.
-                    if c.fused_dq { 2 } else { 1 },
-                    a.q,
-                    a.k,
-                    a.v,
-                    a.dout,
-                    a.lse2,
-                    a.delta,
-                    a.bias,
-                    a.dk,
-                    a.dv,
-                    acc_arg(),
-                    a.dbias,
-                    scalars::<R>(problem, a.bias_strides, 0)?,
-                    strides,
-                    mma(c.block_q, c.grid),
-                    dtype,
-                );
+            for &grads in passes {
+                let a = args();
+                let strides = query_strides::<R>(
+                    a.q.strides(),
+                    a.dout.strides(),
+                    a.lse2.strides(),
+                    a.delta.strides(),
+                    if c.fused_dq { acc.strides() } else { &[0; 4] },
+                )?;
+                // SAFETY: the kernel guards each index against the shapes it is given (see
+                // `crate::attention` on bounds); CubeCL's own checks would only repeat them.
+                unsafe {
+                    attention_bwd_dkdv_mma::launch_unchecked::<R>(
+                        client,
+                        grid(key_blocks, bhkv),
+                        CubeDim::new_2d(32, c.planes),
+                        vec,
+                        out_vec,
+                        // Two-element atomics need sm90; the stand-in is never touched.
+                        if c.fused_dq { 2 } else { 1 },
+                        a.q,
+                        a.k,
+                        a.v,
+                        a.dout,
+                        a.lse2,
+                        a.delta,
+                        a.bias,
+                        a.dk,
+                        a.dv,
+                        acc_arg(),
+                        a.dbias,
+                        scalars::<R>(problem, a.bias_strides, 0)?,
+                        strides,
+                        mma(c.block_q, c.grid, grads),
+                        dtype,
+                    );
+                }
             }
             if c.fused_dq {
                 // The MMA kernels' dS is unscaled.
@@ -652,7 +667,7 @@ fn launch_with<R: Runtime>(
                     a.dq,
                     scalars::<R>(problem, a.bias_strides, 0)?,
                     // The grid is the dK/dV kernel's alone.
-                    mma(c.block_kv, false),
+                    mma(c.block_kv, false, DkdvGrads::Both),
                     dtype,
                 );
             }

@@ -70,6 +70,34 @@ pub struct BwdMmaParams {
     pub has_softcap: bool,
     /// Dropout is applied, its mask regenerated from the seed.
     pub has_dropout: bool,
+    /// The gradients the dK/dV kernel accumulates (the dQ kernel ignores it).
+    pub grads: DkdvGrads,
+}
+
+/// The gradients one launch of the dK/dV kernel accumulates. Where dK's and dV's
+/// accumulators together would spill (D and Dv of 256), the pass runs as two launches, dV
+/// then dK, each recomputing the scores: ten products a tile pair instead of eight, against a
+/// portable kernel without tensor cores otherwise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DkdvGrads {
+    /// dK and dV in one launch.
+    Both,
+    /// dV alone: no `dPᵀ` product, no dSᵀ.
+    DvOnly,
+    /// dK alone (and the bias gradient, and the fused dQ where asked for).
+    DkOnly,
+}
+
+impl DkdvGrads {
+    /// Whether dK (and with it `dPᵀ` and `dSᵀ`) is computed.
+    pub const fn dk(self) -> bool {
+        !matches!(self, Self::DvOnly)
+    }
+
+    /// Whether dV is computed.
+    pub const fn dv(self) -> bool {
+        !matches!(self, Self::DkOnly)
+    }
 }
 
 /// Strides (in elements) of the query-side tensors that the dK/dV kernel reads on every
@@ -408,6 +436,9 @@ fn product_acc_b<E: Float, N: Size>(
 /// and `dSᵀ` in shared memory, and after a cube barrier accumulates dK and dV for the same
 /// 32 keys over half `i % 2` of D and Dv. Per plane and tile that reads 56 KB of operands
 /// through `ldmatrix` at D = 128 (and writes 4 KB) instead of 72 KB.
+///
+/// `p.grads` other than [`DkdvGrads::Both`] leaves one gradient out (and, for dV alone, V
+/// and `dPᵀ`): the launch runs the kernel twice where both accumulators would not fit.
 // CubeCL emits the fast `__powf` (see `exp2`) only with all three flags; NaN still propagates
 // through it.
 #[cube(
@@ -441,6 +472,8 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
     // The plane's share: `m_blocks` blocks of 16 keys by `pq_tiles` 8-query tiles (scores),
     // by `pd_tiles` and `pdv_tiles` 8-column tiles (dK and dV).
     let m_blocks = comptime!(if p.grid { 2u32 } else { 1u32 });
+    let with_dk = comptime!(p.grads.dk());
+    let with_dv = comptime!(p.grads.dv());
     let pq_tiles = comptime!(q_tiles / m_blocks);
     let pd_tiles = comptime!(p.head_dim / 8 / m_blocks);
     let pdv_tiles = comptime!(p.val_dim / 8 / m_blocks);
@@ -489,8 +522,9 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
         comptime!((block_kv * ld_k / vec) as usize),
         16usize,
     );
+    // V serves only `dPᵀ`, which dV alone does not need.
     let mut v_s = SharedMemory::<Vector<E, N>>::new_aligned(
-        comptime!((block_kv * ld_v / vec) as usize),
+        comptime!(if with_dk { block_kv * ld_v / vec } else { 1 }) as usize,
         16usize,
     );
     // Two buffers of Q, dO, LSE and delta: the next query tile lands while this one is
@@ -544,25 +578,27 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
         units,
         tid,
     );
-    stage::<E, N>(
-        v,
-        v_base,
-        k_first as i32,
-        seq_kv,
-        &mut v_s,
-        block_kv,
-        p.val_dim,
-        ld_v,
-        vec,
-        units,
-        tid,
-    );
+    if comptime!(with_dk) {
+        stage::<E, N>(
+            v,
+            v_base,
+            k_first as i32,
+            seq_kv,
+            &mut v_s,
+            block_kv,
+            p.val_dim,
+            ld_v,
+            vec,
+            units,
+            tid,
+        );
+    }
 
     // `[m_blocks][pd_tiles]` and `[m_blocks][pdv_tiles]` tiles.
-    let mut dk_acc = acc_tiles(comptime!(m_blocks * pd_tiles));
-    let mut dv_acc = acc_tiles(comptime!(m_blocks * pdv_tiles));
+    let mut dk_acc = acc_tiles(comptime!(if with_dk { m_blocks * pd_tiles } else { 0 }));
+    let mut dv_acc = acc_tiles(comptime!(if with_dv { m_blocks * pdv_tiles } else { 0 }));
     let mut st = acc_tiles(q_tiles);
-    let mut dpt = acc_tiles(q_tiles);
+    let mut dpt = acc_tiles(comptime!(if with_dk { q_tiles } else { 0 }));
     // The softcap's derivative per score (no tiles without softcap).
     let mut cap_d = acc_tiles(comptime!(if p.has_softcap { q_tiles } else { 0 }));
     let keep_scale = 1.0f32 / (1.0f32 - s.dropout_p);
@@ -660,20 +696,22 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
             lm_row,
             lm_mat,
         );
-        product_nt::<E, N>(
-            &v_s,
-            key_row0,
-            &do_s,
-            row0 + q_col0,
-            &mut dpt,
-            m_blocks,
-            pq_tiles,
-            p.val_dim,
-            ld_v,
-            vec,
-            lm_row,
-            lm_mat,
-        );
+        if comptime!(with_dk) {
+            product_nt::<E, N>(
+                &v_s,
+                key_row0,
+                &do_s,
+                row0 + q_col0,
+                &mut dpt,
+                m_blocks,
+                pq_tiles,
+                p.val_dim,
+                ld_v,
+                vec,
+                lm_row,
+                lm_mat,
+            );
+        }
 
         // Pᵀ into st, dSᵀ into dpt. Per-element masking only where the tile crosses a
         // boundary: the sequence ends or the causal/window band.
@@ -758,7 +796,11 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
                     let tile = comptime!((m * pq_tiles + j) as usize);
                     let key = plane_key + comptime!(m * 16 + r * 8);
                     let mut pv = st[tile][r as usize];
-                    let mut dsv = dpt[tile][r as usize];
+                    // Without dK there is no `dPᵀ`: `dsv` only stands in, and nothing reads it.
+                    let mut dsv = pv;
+                    if comptime!(with_dk) {
+                        dsv = dpt[tile][r as usize];
+                    }
                     #[unroll]
                     for c in 0..2u32 {
                         let qi = q_col0 + comptime!(j * 8 + c) + t * 2;
@@ -771,33 +813,37 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
                             weight = select(kept, prob * keep_scale, 0.0f32);
                             dp = select(kept, dp * keep_scale, 0.0f32);
                         }
-                        let mut ds =
-                            prob * (dp - delta_s[(stat_at + comptime!(j * 8 + c)) as usize]);
-                        if comptime!(p.has_dbias) {
-                            let query = start as u32 + qi;
-                            if query < seq_q && key < seq_kv {
-                                // By strides: a fresh device buffer may have padded rows.
-                                dbias[b as usize * dbias.stride(0)
-                                    + h as usize * dbias.stride(1)
-                                    + query as usize * dbias.stride(2)
-                                    + key as usize * dbias.stride(3)] = ds;
+                        if comptime!(with_dk) {
+                            let mut ds =
+                                prob * (dp - delta_s[(stat_at + comptime!(j * 8 + c)) as usize]);
+                            if comptime!(p.has_dbias) {
+                                let query = start as u32 + qi;
+                                if query < seq_q && key < seq_kv {
+                                    // By strides: a fresh device buffer may have padded rows.
+                                    dbias[b as usize * dbias.stride(0)
+                                        + h as usize * dbias.stride(1)
+                                        + query as usize * dbias.stride(2)
+                                        + key as usize * dbias.stride(3)] = ds;
+                                }
                             }
-                        }
-                        if comptime!(p.has_softcap) {
-                            let cd = cap_d[tile][r as usize];
-                            ds *= cd[c as usize];
+                            if comptime!(p.has_softcap) {
+                                let cd = cap_d[tile][r as usize];
+                                ds *= cd[c as usize];
+                            }
+                            dsv[c as usize] = ds;
                         }
                         pv[c as usize] = weight;
-                        dsv[c as usize] = ds;
                     }
                     st.index_mut(tile)[r as usize] = pv;
-                    dpt.index_mut(tile)[r as usize] = dsv;
                     // Conflict-free: the 8 rows of a store are 4 banks apart, t picks within.
                     let at_s = ds_lane + comptime!(((m * 16 + r * 8) * ld_ds + j * 8) / 2);
-                    if comptime!(p.fused_dq || p.grid) {
-                        ds_s[at_s as usize] = Vector::cast_from(dsv);
+                    if comptime!(with_dk) {
+                        dpt.index_mut(tile)[r as usize] = dsv;
+                        if comptime!(p.fused_dq || p.grid) {
+                            ds_s[at_s as usize] = Vector::cast_from(dsv);
+                        }
                     }
-                    if comptime!(p.grid) {
+                    if comptime!(p.grid && with_dv) {
                         p_s[at_s as usize] = Vector::cast_from(pv);
                     }
                 }
@@ -837,66 +883,74 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
             // Every plane's Pᵀ and dSᵀ are stored; the next pass's first barrier guards
             // their reuse. dV += Pᵀ·dO and dK += dSᵀ·Q for the plane's keys and columns.
             sync_cube();
-            product_sa_b::<E, N>(
-                &p_s,
-                key_row0,
-                &do_s,
-                row0,
-                dv_col0,
-                &mut dv_acc,
-                m_blocks,
-                comptime!(p.tile / 16),
-                pdv_tiles,
-                ld_ds,
-                ld_v,
-                vec,
-                lm_row,
-                lm_mat,
-            );
-            product_sa_b::<E, N>(
-                &ds_s,
-                key_row0,
-                &q_s,
-                row0,
-                d_col0,
-                &mut dk_acc,
-                m_blocks,
-                comptime!(p.tile / 16),
-                pd_tiles,
-                ld_ds,
-                ld_k,
-                vec,
-                lm_row,
-                lm_mat,
-            );
+            if comptime!(with_dv) {
+                product_sa_b::<E, N>(
+                    &p_s,
+                    key_row0,
+                    &do_s,
+                    row0,
+                    dv_col0,
+                    &mut dv_acc,
+                    m_blocks,
+                    comptime!(p.tile / 16),
+                    pdv_tiles,
+                    ld_ds,
+                    ld_v,
+                    vec,
+                    lm_row,
+                    lm_mat,
+                );
+            }
+            if comptime!(with_dk) {
+                product_sa_b::<E, N>(
+                    &ds_s,
+                    key_row0,
+                    &q_s,
+                    row0,
+                    d_col0,
+                    &mut dk_acc,
+                    m_blocks,
+                    comptime!(p.tile / 16),
+                    pd_tiles,
+                    ld_ds,
+                    ld_k,
+                    vec,
+                    lm_row,
+                    lm_mat,
+                );
+            }
         } else {
             // dV += Pᵀ·dO and dK += dSᵀ·Q.
-            product_acc_b::<E, N>(
-                &st,
-                &do_s,
-                row0,
-                &mut dv_acc,
-                q_tiles,
-                pdv_tiles,
-                ld_v,
-                vec,
-                lm_row,
-                lm_mat,
-            );
-            product_acc_b::<E, N>(
-                &dpt,
-                &q_s,
-                row0,
-                &mut dk_acc,
-                q_tiles,
-                pd_tiles,
-                ld_k,
-                vec,
-                lm_row,
-                lm_mat,
-            );
+            if comptime!(with_dv) {
+                product_acc_b::<E, N>(
+                    &st,
+                    &do_s,
+                    row0,
+                    &mut dv_acc,
+                    q_tiles,
+                    pdv_tiles,
+                    ld_v,
+                    vec,
+                    lm_row,
+                    lm_mat,
+                );
+            }
+            if comptime!(with_dk) {
+                product_acc_b::<E, N>(
+                    &dpt,
+                    &q_s,
+                    row0,
+                    &mut dk_acc,
+                    q_tiles,
+                    pd_tiles,
+                    ld_k,
+                    vec,
+                    lm_row,
+                    lm_mat,
+                );
+            }
         }
-        if comptime!(p.fused_dq) {
+        if comptime!(p.fused_dq && with_dk) {
             // Every plane's dSᵀ is stored (as a grid, since the barrier above); the next
             // pass's first barrier guards its reuse.
             if comptime!(!p.grid) {
@@ -917,25 +971,39 @@ pub fn attention_bwd_dkdv_mma<E: Float, N: Size, NO: Size, NA: Size>(
         for r in 0..2u32 {
             let key = plane_key + comptime!(m * 16 + r * 8);
             if key < seq_kv {
-                let dk_base = b as usize * dk.stride(0)
-                    + kvh as usize * dk.stride(1)
-                    + key as usize * dk.stride(2)
-                    + (d_col0 + t * 2) as usize;
-                #[unroll]
-                for i in 0..pd_tiles {
-                    let mut pair = dk_acc[comptime!((m * pd_tiles + i) as usize)][r as usize];
-                    pair[0] *= s.scale;
-                    pair[1] *= s.scale;
-                    write_pair::<E, NO>(dk, dk_base + comptime!(i * 8) as usize, pair, p.out_vec);
+                if comptime!(with_dk) {
+                    let dk_base = b as usize * dk.stride(0)
+                        + kvh as usize * dk.stride(1)
+                        + key as usize * dk.stride(2)
+                        + (d_col0 + t * 2) as usize;
+                    #[unroll]
+                    for i in 0..pd_tiles {
+                        let mut pair = dk_acc[comptime!((m * pd_tiles + i) as usize)][r as usize];
+                        pair[0] *= s.scale;
+                        pair[1] *= s.scale;
+                        write_pair::<E, NO>(
+                            dk,
+                            dk_base + comptime!(i * 8) as usize,
+                            pair,
+                            p.out_vec,
+                        );
+                    }
                 }
-                let dv_base = b as usize * dv.stride(0)
-                    + kvh as usize * dv.stride(1)
-                    + key as usize * dv.stride(2)
-                    + (dv_col0 + t * 2) as usize;
-                #[unroll]
-                for i in 0..pdv_tiles {
-                    let pair = dv_acc[comptime!((m * pdv_tiles + i) as usize)][r as usize];
-                    write_pair::<E, NO>(dv, dv_base + comptime!(i * 8) as usize, pair, p.out_vec);
+                if comptime!(with_dv) {
+                    let dv_base = b as usize * dv.stride(0)
+                        + kvh as usize * dv.stride(1)
+                        + key as usize * dv.stride(2)
+                        + (dv_col0 + t * 2) as usize;
+                    #[unroll]
+                    for i in 0..pdv_tiles {
+                        let pair = dv_acc[comptime!((m * pdv_tiles + i) as usize)][r as usize];
+                        write_pair::<E, NO>(
+                            dv,
+                            dv_base + comptime!(i * 8) as usize,
+                            pair,
+                            p.out_vec,
+                        );
+                    }
                 }
             }
         }
