@@ -663,12 +663,18 @@ where
             let mma = |bq, bkv| AttentionBwdConfig::new(Variant::Mma, bq, bkv);
             let tilings = [(64, 64), (32, 64), (64, 32), (32, 32)].map(|(bq, bkv)| mma(bq, bkv));
             let wide = [(64, 64), (64, 32), (32, 32)].map(|(bq, bkv)| mma(bq, bkv).with_planes(8));
-            let fused = [mma(64, 64), mma(32, 64), mma(64, 64).with_planes(8)]
-                .map(AttentionBwdConfig::with_fused_dq);
+            let fused = [
+                mma(64, 64),
+                mma(32, 64),
+                mma(64, 64).with_planes(8),
+                mma(32, 32).with_planes(8),
+            ]
+            .map(AttentionBwdConfig::with_fused_dq);
             let grid = [
                 mma(64, 64).with_planes(8).with_fused_dq(),
                 mma(128, 64).with_planes(8).with_fused_dq(),
                 mma(64, 32).with_planes(8),
+                mma(32, 32).with_planes(8).with_fused_dq(),
             ]
             .map(AttentionBwdConfig::with_grid);
             // The warpgroup-MMA backward (sm_90; refused, and said so, elsewhere), and with dQ

@@ -665,7 +665,7 @@ fn half_configs() -> Vec<Option<flint::AttentionBwdConfig>> {
 /// with causal masks both ways (rows that see no key), `Dv = 128`, a window, dropout, and
 /// softcap with a mask and the bias gradient (which the dK launch writes), each through the
 /// selector and forced 64x32 and 32x32 tilings (softcap's derivatives fit only the 32-query
-/// tile).
+/// tile), and with dQ fused into the dK launch (8 planes, plain and as a grid).
 #[test]
 #[cfg_attr(
     not(feature = "cuda"),
@@ -689,8 +689,20 @@ fn head_dim_256_half_gradients_match_reference_on_gpu() {
     c.opts.causal = true;
     c.opts.dropout = Some((0.2, 77));
     plain.push(("dropout gqa2 causal d256", c));
+    // The fused dQ rides in the dK launch (sm90's two-element atomics).
+    let fused = gpu_limits().atomic_add_f32x2;
+    if !fused {
+        eprintln!("SKIPPED: the fused dQ at D = 256 (no two-element f32 atomic add, needs sm90+)");
+    }
     check_half_gradients_on(&[FloatDType::BF16], plain, || {
-        vec![None, mma(64, 32), mma(32, 32)]
+        let mut v = vec![None, mma(64, 32), mma(32, 32)];
+        if fused {
+            let p8 = AttentionBwdConfig::new(Variant::Mma, 32, 32)
+                .with_planes(8)
+                .with_fused_dq();
+            v.extend([Some(p8), Some(p8.with_grid())]);
+        }
+        v
     });
     let mut c = Case::new(1, 2, 2, 70, 80, 256);
     c.opts.softcap = Some(2.0);

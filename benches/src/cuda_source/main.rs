@@ -160,6 +160,20 @@ fn main() -> Result<(), String> {
             ..plain.clone()
         });
     }
+    // And the tuner's split tiling, 8 planes of 32x32, with dQ fused into the dK launch,
+    // plain and as a grid.
+    for grid in [false, true] {
+        specs.push(BwdSourceSpec {
+            head_dim: 256,
+            val_dim: 256,
+            block_q: 32,
+            block_kv: 32,
+            fused_dq: true,
+            planes: 8,
+            grid,
+            ..plain.clone()
+        });
+    }
     for spec in &specs {
         let tag = format!(
             "d{}_q{}_kv{}_p{}{}{}{}{}",

@@ -166,6 +166,12 @@ impl AttentionBwdOp {
         AttentionBwdConfig::new(Variant::Mma, 32, 32).with_planes(8)
     }
 
+    /// [`Self::split_tiling`] with dQ fused into the dK launch, its planes as a grid (4-5%
+    /// ahead of the same without the grid, whose dK launch spills).
+    fn split_fused() -> AttentionBwdConfig {
+        Self::split_tiling().with_fused_dq().with_grid()
+    }
+
     /// The warpgroup-MMA backward (two kernels of 128 rows per cube).
     pub(crate) fn wgmma() -> AttentionBwdConfig {
         AttentionBwdConfig::new(Variant::Wgmma, 128, 128)
@@ -292,9 +298,10 @@ impl Op for AttentionBwdOp {
             tries.push(Self::fused_wide());
         }
         // Where the dK/dV pass splits in two launches (D = 256), 8 planes of 32x32: 5-11%
-        // ahead of the other MMA tilings on an H200 at 2k and 8k (docs/PERF.md).
+        // ahead of the other MMA tilings on an H200 at 2k and 8k, and with dQ fused into its
+        // dK launch as a grid (where the atomics are) 25-28% ahead of that (docs/PERF.md).
         if Self::splits(inv) {
-            tries.push(Self::split_tiling());
+            tries.extend([Self::split_fused(), Self::split_tiling()]);
         }
         let two_kernel: &[(u32, u32)] = if wide || seq_q < 1024 {
             &[(64, 32), (64, 64), (32, 32)]
@@ -384,7 +391,7 @@ impl Op for AttentionBwdOp {
         let mut all = Self::configs(Variant::Mma, &[(64, 32), (64, 64)]);
         all.push(AttentionBwdConfig::new(Variant::Mma, 64, 32).with_planes(8));
         if Self::splits(inv) {
-            all.push(Self::split_tiling());
+            all.extend([Self::split_tiling(), Self::split_fused()]);
         }
         // Up to D = 64 a 128-query tile fits the grid's registers (FlashAttention-2's
         // 128x128 tiling there): 3-12% ahead of the 64-query grid at D = 64, which it
@@ -586,13 +593,8 @@ impl Op for AttentionBwdOp {
                 // of score tiles; dK/dV see `mma_dkdv_registers`, which a split into two
                 // launches (dV, then dK) brings within the limit at D = 256.
                 let softcap = matches!(inv.signature().get("softcap"), Some(SigValue::Bool(true)));
+                // Split, the fused dQ is the dK launch's (it holds dSᵀ).
                 let split = mma_splits_dkdv(d, dv, softcap);
-                if split && c.fused_dq {
-                    return Err(format!(
-                        "fused_dq needs dK and dV in one launch, which head dims {d}/{dv} \
-                         would spill"
-                    ));
-                }
                 let dkdv = mma_dkdv_registers(d, dv, c.block_q, softcap, split);
                 let dq = d / 2 + score_registers(c.block_kv, softcap);
                 if dkdv.max(dq) > MMA_LANE_REGISTERS {
@@ -673,14 +675,22 @@ mod tests {
             .filter(|c| c.fused_dq)
             .collect();
         assert_eq!(tuned, vec![fused(64).with_planes(8).with_grid()]);
-        // The tallest grid that fits; where no grid does, the fused dQ without it.
+        // The tallest grid that fits; where no grid does, the fused dQ without it; where the
+        // dK/dV pass splits (D = 256), in the split tiling's dK launch.
         for d in SUPPORTED_HEAD_DIMS {
             let grid = fused(64).with_planes(8).with_grid();
             let tall = AttentionBwdConfig::new(Variant::Mma, 128, 64)
                 .with_planes(8)
                 .with_fused_dq()
                 .with_grid();
-            let want = if op.check(&call(d), &tall).is_ok() {
+            let want = if mma_splits_dkdv(d, d, false) {
+                vec![
+                    AttentionBwdConfig::new(Variant::Mma, 32, 32)
+                        .with_planes(8)
+                        .with_fused_dq()
+                        .with_grid(),
+                ]
+            } else if op.check(&call(d), &tall).is_ok() {
                 vec![tall]
             } else if op.check(&call(d), &grid).is_ok() {
                 vec![grid]
@@ -1090,7 +1100,7 @@ mod tests {
 
     /// D = 256: the MMA backward runs with its dK/dV pass split in two launches (both
     /// accumulators in one would spill), so the tuner and the heuristic offer it rather than
-    /// the portable kernels; the fused dQ, which needs both in one launch, is refused.
+    /// the portable kernels, the fused dQ (in the dK launch) among them where the atomics are.
     #[test]
     fn head_dim_256_splits_the_mma_dkdv_pass() {
         assert!(mma_splits_dkdv(256, 256, false));
@@ -1102,10 +1112,9 @@ mod tests {
         let mma = |bq, bkv| AttentionBwdConfig::new(Variant::Mma, bq, bkv);
         op.check(&call(256), &mma(64, 32)).unwrap();
         op.check(&call(256), &mma(32, 32)).unwrap();
-        let e = op
-            .check(&call(256), &mma(64, 64).with_fused_dq())
-            .unwrap_err();
-        assert!(e.contains("fused_dq"), "{e}");
+        // The fused dQ rides in the dK launch, which holds dSᵀ.
+        op.check(&call(256), &mma(32, 32).with_planes(8).with_fused_dq())
+            .unwrap();
         // Softcap's derivatives fit beside the split accumulators at 32 queries, not 64.
         op.check(&call_with(256, &["softcap"]), &mma(32, 32))
             .unwrap();
@@ -1116,14 +1125,22 @@ mod tests {
         let candidates = op.candidates(&call(256));
         assert!(!candidates.is_empty());
         assert!(
-            candidates
-                .iter()
-                .all(|c| c.variant == Variant::Mma && !c.fused_dq),
+            candidates.iter().all(|c| c.variant == Variant::Mma),
             "{candidates:?}"
         );
+        let split_fused = mma(32, 32).with_planes(8).with_fused_dq().with_grid();
+        assert!(candidates.contains(&split_fused));
+        assert!(
+            !h100(false)
+                .candidates(&call(256))
+                .iter()
+                .any(|c| c.fused_dq)
+        );
         assert!(candidates.contains(&mma(32, 32).with_planes(8)));
+        assert_eq!(op.heuristic(&call(256)).unwrap(), split_fused);
+        // Without the atomics, the same tiling unfused.
         assert_eq!(
-            op.heuristic(&call(256)).unwrap(),
+            h100(false).heuristic(&call(256)).unwrap(),
             mma(32, 32).with_planes(8)
         );
     }

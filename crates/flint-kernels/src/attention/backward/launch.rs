@@ -595,8 +595,8 @@ fn launch_with<R: Runtime>(
                 has_dropout: params.has_dropout,
                 grads,
             };
-            // dV, then dK, where both accumulators in one launch would spill (`check`
-            // refuses the fused dQ there).
+            // dV, then dK, where both accumulators in one launch would spill; a fused dQ is
+            // the dK launch's (it holds dSᵀ).
             let passes: &[DkdvGrads] =
                 if mma_splits_dkdv(problem.head_dim, problem.val_dim, params.has_softcap) {
                     &[DkdvGrads::DvOnly, DkdvGrads::DkOnly]

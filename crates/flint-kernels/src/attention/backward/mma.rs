@@ -84,7 +84,7 @@ pub enum DkdvGrads {
     Both,
     /// dV alone: no `dPᵀ` product, no dSᵀ.
     DvOnly,
-    /// dK alone (and the bias gradient, and the fused dQ where asked for).
+    /// dK alone (and the bias gradient, and the fused dQ where asked for: both need dSᵀ).
     DkOnly,
 }
 
