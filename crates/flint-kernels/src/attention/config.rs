@@ -164,21 +164,16 @@ impl AttentionFwdConfig {
         }
     }
 
-    /// The warpgroup-MMA kernel's compile-time shape for this tiling, without masks. Head
-    /// dims above 64 that are not a multiple of 64 (96) run rounded up, the extra columns
-    /// zero (`WgmmaFwdParams::val_pad`), so that every tile is in 128-byte swizzled rows;
-    /// smaller ones keep 16-byte columns rather than double their products.
+    /// The warpgroup-MMA kernel's compile-time shape for this tiling, without masks, at
+    /// [`wgmma_width`]s (the output's extra columns in `WgmmaFwdParams::val_pad`).
     pub(crate) fn wgmma_params(&self, head_dim: usize, val_dim: usize) -> WgmmaFwdParams {
-        let run = |x: u32| {
-            if x > 64 { x.next_multiple_of(64) } else { x }
-        };
         let (d, dv) = (head_dim as u32, val_dim as u32);
         WgmmaFwdParams {
             warpgroups: self.block_q / 64,
             block_kv: self.block_kv,
-            head_dim: run(d),
-            val_dim: run(dv),
-            val_pad: run(dv) - dv,
+            head_dim: wgmma_width(d),
+            val_dim: wgmma_width(dv),
+            val_pad: wgmma_width(dv) - dv,
             pipelined: true,
             ..WgmmaFwdParams::default()
         }
@@ -210,6 +205,14 @@ impl AttentionFwdConfig {
     pub fn m_tiles(&self) -> u32 {
         (self.block_q / (16 * self.planes())).max(1)
     }
+}
+
+/// The width at which the warpgroup kernels run a head dim: above 64, a multiple of 64, so
+/// that every tile is in 128-byte swizzled rows (96 runs as 128, TMA filling the extra
+/// columns with zeros and clipping them from its stores); 64 and below as they are (padding
+/// would double their products; the forward keeps 16-byte columns there).
+pub(crate) const fn wgmma_width(x: u32) -> u32 {
+    if x > 64 { x.next_multiple_of(64) } else { x }
 }
 
 /// How the backward is launched. Portable: the dK/dV kernel runs one cube per `block_kv`
@@ -434,11 +437,11 @@ impl AttentionBwdConfig {
     }
 
     /// The warpgroup-MMA backward's compile-time shape: two consumer warpgroups, dQ fused
-    /// or in a kernel of its own. Its products run over whole 128-byte swizzled rows, so D
-    /// and Dv round up to a multiple of 64 (96 runs as 128), the extra columns zero.
+    /// or in a kernel of its own, at [`wgmma_width`]s (the extra columns in
+    /// `WgmmaBwdParams::head_pad` and `val_pad`).
     pub(crate) fn wgmma_params(&self, head_dim: usize, val_dim: usize) -> WgmmaBwdParams {
         let (d, dv) = (head_dim as u32, val_dim as u32);
-        let (d_run, dv_run) = (d.next_multiple_of(64), dv.next_multiple_of(64));
+        let (d_run, dv_run) = (wgmma_width(d), wgmma_width(dv));
         WgmmaBwdParams {
             warpgroups: 2,
             head_dim: d_run,
