@@ -1065,6 +1065,52 @@ fn wgmma_padded_head_dim_gradients_match_reference_on_gpu() {
     });
 }
 
+/// The warpgroup backward at D = 256, its dK/dV pass split in two launches (dV by two
+/// warpgroups with K alone resident, then dK by one with dQ fused in 128-column chunks), in
+/// bf16 and f16: partial blocks, GQA under causal masks both ways (rows that see no key),
+/// `Dv = 128` and `D = 128` beside 256, a window whose first key blocks see no query, and
+/// many key blocks adding into the same dQ rows.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA on an sm_90 GPU: warpgroup MMA (run with --features cuda)"
+)]
+fn wgmma_head_dim_256_gradients_match_reference_on_gpu() {
+    use flint::{AttentionBwdConfig, Variant};
+    if !gpu_limits().wgmma {
+        eprintln!(
+            "SKIPPED wgmma_head_dim_256_gradients_match_reference_on_gpu: no warpgroup MMA \
+             (sm_90)"
+        );
+        return;
+    }
+    let mut cases = vec![("plain d256 s300", Case::new(1, 2, 2, 300, 260, 256))];
+    let mut c = Case::new(1, 8, 2, 200, 333, 256);
+    c.opts.causal = true;
+    cases.push(("gqa4 causal sq<sk d256", c));
+    let mut c = Case::new(1, 4, 2, 330, 150, 256);
+    c.opts.causal = true;
+    cases.push(("gqa2 causal sq>sk (rows with no key) d256", c));
+    let mut c = Case::new(1, 2, 2, 260, 190, 256);
+    c.dv = 128;
+    cases.push(("d256 dv128", c));
+    let mut c = Case::new(1, 2, 1, 190, 260, 128);
+    c.dv = 256;
+    c.opts.causal = true;
+    cases.push(("d128 dv256 causal", c));
+    let mut c = Case::new(2, 4, 4, 200, 900, 256);
+    c.opts.window = (Some(100), Some(50));
+    cases.push(("window, key blocks no query sees d256", c));
+    cases.push((
+        "many key blocks into dQ d256",
+        Case::new(1, 2, 2, 140, 1100, 256),
+    ));
+    let split = AttentionBwdConfig::new(Variant::Wgmma, 128, 128).with_fused_dq();
+    check_half_gradients_on(&[FloatDType::BF16, FloatDType::F16], cases, || {
+        vec![Some(split)]
+    });
+}
+
 /// The warpgroup backward's cases, at both of its head dims: partial blocks, GQA with causal
 /// masks both ways (`Sq < Sk`, and `Sq > Sk` with rows that see no key), two head groups of a
 /// causal grid, a window with both bounds, `Dv` below `D`, and cubes of either persistent

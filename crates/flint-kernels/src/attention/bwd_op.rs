@@ -267,8 +267,9 @@ impl Op for AttentionBwdOp {
         // grid (the next block's Q and dO copied under this one's keys); re-tune. 18: its
         // dK/dV kernel one too (the next block's K and V under this one's queries). 19: the
         // MMA backward at D = 256, its dK/dV pass in two launches (it ran the portable
-        // kernel there, 20x slower).
-        19
+        // kernel there, 20x slower). 20: the warpgroup backward at D = 256 (its dK/dV pass
+        // split, dQ fused into the dK launch).
+        20
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {
@@ -279,14 +280,25 @@ impl Op for AttentionBwdOp {
         // as much) the fused grid with 128-query tiles from 1k queries where it fits, else
         // the two-kernel 64x64, which the tuner also picked at D = 32.
         // Before all of them, the warpgroup-MMA backward where it runs the call (sm_90a, D
-        // and Dv 64 or 128; `check` refuses it elsewhere): the tuner's pick there, 1.4-1.6x
-        // the fused grid at D = 128 (run122).
+        // and Dv 64, 96 or 128; `check` refuses it elsewhere): the tuner's pick there,
+        // 1.4-1.6x the fused grid at D = 128 (run122).
         let seq_q = inv.signature().size("seq_q").unwrap_or(0);
         let d = head_dims(inv).map_or(0, |(d, _)| d);
         let (wide, tall) = (d >= 128, d == 64);
         let mut tries = Vec::new();
         if Self::wgmma_lengths(inv) {
             tries.push(Self::wgmma());
+        }
+        // Where the dK/dV pass splits in two launches (D = 256), 8 planes of 32x32: 5-11%
+        // ahead of the other MMA tilings on an H200 at 2k and 8k, and with dQ fused into its
+        // dK launch as a grid (where the atomics are) 25-28% ahead of that (docs/PERF.md).
+        // Before them, the warpgroup backward's split pass with dQ fused where it runs: 1.25-1.6x
+        // the fused grid on an H200 (docs/PERF.md).
+        if Self::splits(inv) {
+            if Self::wgmma_lengths(inv) {
+                tries.push(Self::wgmma().with_fused_dq());
+            }
+            tries.extend([Self::split_fused(), Self::split_tiling()]);
         }
         if tall && seq_q >= 1024 {
             tries.push(Self::fused_tall());
@@ -296,12 +308,6 @@ impl Op for AttentionBwdOp {
         }
         if wide && seq_q >= 2048 {
             tries.push(Self::fused_wide());
-        }
-        // Where the dK/dV pass splits in two launches (D = 256), 8 planes of 32x32: 5-11%
-        // ahead of the other MMA tilings on an H200 at 2k and 8k, and with dQ fused into its
-        // dK launch as a grid (where the atomics are) 25-28% ahead of that (docs/PERF.md).
-        if Self::splits(inv) {
-            tries.extend([Self::split_fused(), Self::split_tiling()]);
         }
         let two_kernel: &[(u32, u32)] = if wide || seq_q < 1024 {
             &[(64, 32), (64, 64), (32, 32)]
@@ -387,6 +393,14 @@ impl Op for AttentionBwdOp {
                 all.push(Self::wgmma().with_fused_dq());
             }
             return fitting(all);
+        }
+        // At D = 256 the warpgroup backward's split pass (dQ fused) ran 1.25-1.6x the MMA
+        // split's fused grid on an H200 at 1k-8k, plain and causal (docs/PERF.md): the
+        // fused grid stays beside it, and the other MMA tilings, which only lengthened first
+        // use, go.
+        let split_wgmma = Self::wgmma().with_fused_dq();
+        if Self::splits(inv) && Self::wgmma_lengths(inv) && self.check(inv, &split_wgmma).is_ok() {
+            return fitting(vec![Self::split_fused(), split_wgmma]);
         }
         let mut all = Self::configs(Variant::Mma, &[(64, 32), (64, 64)]);
         all.push(AttentionBwdConfig::new(Variant::Mma, 64, 32).with_planes(8));
@@ -519,9 +533,9 @@ impl Op for AttentionBwdOp {
                     ));
                 }
                 for (name, x) in [("head_dim", d), ("val_dim", dv)] {
-                    if !matches!(x, 64 | 96 | 128) {
+                    if !matches!(x, 64 | 96 | 128 | 256) {
                         return Err(format!(
-                            "{name} {x} is not 64, 96 or 128 (the wgmma backward; 96 runs \
+                            "{name} {x} is not 64, 96, 128 or 256 (the wgmma backward; 96 runs \
                              padded to 128)"
                         ));
                     }
@@ -529,7 +543,16 @@ impl Op for AttentionBwdOp {
                 // The fused dQ's accumulator and its atomics have no padded columns.
                 if c.fused_dq && (d == 96 || dv == 96) {
                     return Err(format!(
-                        "the wgmma fused_dq needs head dims 64 or 128; got {d}/{dv}"
+                        "the wgmma fused_dq needs head dims 64, 128 or 256; got {d}/{dv}"
+                    ));
+                }
+                // At 256 the dK/dV pass splits in two launches and dQ rides in the second:
+                // the dQ kernel would need Q, dO and dQ's accumulator in one thread's
+                // registers.
+                if d.max(dv) > 128 && !c.fused_dq {
+                    return Err(format!(
+                        "the wgmma backward at head dims {d}/{dv} needs fused_dq (its dQ kernel \
+                         stops at 128)"
                     ));
                 }
             }
@@ -1052,8 +1075,14 @@ mod tests {
         assert!(!h100(true).candidates(&call(128)).contains(&wgmma));
         let e = h100(true).check(&call(128), &wgmma).unwrap_err();
         assert!(e.contains("warpgroup MMA"), "{e}");
+        // At D = 256 only with dQ fused (its dQ kernel stops at 128).
         let e = hopper.check(&call(256), &wgmma).unwrap_err();
-        assert!(e.contains("head_dim 256"), "{e}");
+        assert!(e.contains("fused_dq"), "{e}");
+        hopper.check(&call(256), &wgmma.with_fused_dq()).unwrap();
+        let e = hopper
+            .check(&call(512), &wgmma.with_fused_dq())
+            .unwrap_err();
+        assert!(e.contains("head_dim 512"), "{e}");
         for feature in ["bias", "dbias", "softcap", "dropout"] {
             let e = hopper
                 .check(&call_with(128, &[feature]), &wgmma)
@@ -1092,9 +1121,17 @@ mod tests {
         assert_eq!(short.variant, Variant::Mma);
         let capped = hopper.heuristic(&call_with(128, &["softcap"])).unwrap();
         assert_eq!(capped.variant, Variant::Mma);
-        assert_ne!(
-            hopper.heuristic(&at(256, 4096)).unwrap().variant,
-            Variant::Wgmma
+        // At D = 256 its split pass with dQ fused, which the tuner weighs against the MMA
+        // split's fused grid alone.
+        let split = AttentionBwdOp::wgmma().with_fused_dq();
+        assert_eq!(hopper.heuristic(&at(256, 4096)).unwrap(), split);
+        assert_eq!(
+            hopper.candidates(&at(256, 4096)),
+            [AttentionBwdOp::split_fused(), split]
+        );
+        assert_eq!(
+            hopper.heuristic(&at(256, 64)).unwrap().variant,
+            Variant::Mma
         );
     }
 
@@ -1195,9 +1232,10 @@ mod tests {
             assert_eq!(hopper.candidates(&capped), no_wgmma.candidates(&capped));
         }
         assert!(no_wgmma.candidates(&call_with(64, &["softcap"])).len() > 1);
-        // Not above the variant's head dims.
-        let e = hopper.check(&call(256), &fused).unwrap_err();
-        assert!(e.contains("head_dim 256"), "{e}");
+        // D = 256 only fused (its split dK launch holds dSᵀ; no dQ kernel runs there).
+        hopper.check(&call(256), &fused).unwrap();
+        let e = hopper.check(&call(256), &wgmma).unwrap_err();
+        assert!(e.contains("fused_dq"), "{e}");
         // The atomics are sm90's two-element adds.
         let no_atomics = AttentionBwdOp::new(DeviceLimits {
             atomic_add_f32x2: false,

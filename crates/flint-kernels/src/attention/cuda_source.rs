@@ -853,28 +853,47 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
             [()],
             [()]
         );
-        // The backward's two kernels, causal and not, D = 128 (two consumer warpgroups).
-        for causal in [false, true] {
+        // The backward's two kernels, causal and not: D = 128 (two consumer warpgroups), and
+        // D = 256's split dK/dV pass (no dQ kernel).
+        for (d, causal) in [(128u32, false), (128, true), (256, false), (256, true)] {
             use crate::wgmma::backward::{
                 WgmmaBwdParams, attention_bwd_dkdv_wgmma as kv, attention_bwd_dq_wgmma as q,
             };
             let params = WgmmaBwdParams {
                 warpgroups: 2,
-                head_dim: 128,
-                val_dim: 128,
+                head_dim: d,
+                val_dim: d,
                 has_right: causal,
                 out_vec: 2,
                 tma_store: true,
                 ..Default::default()
             };
-            let problem = problem("bf16", 128, 128, causal, false, false, false);
-            let shape = [1usize, 2, 256, 128];
+            let problem = problem("bf16", d as usize, d as usize, causal, false, false, false);
+            let shape = [1usize, 2, 256, d as usize];
             let mask = if causal { "_causal" } else { "" };
-            // The dK/dV kernel alone and with dQ fused (its f32 accumulator, pairs).
-            for fused_dq in [false, true] {
-                let params = WgmmaBwdParams { fused_dq, ..params };
-                let na = if fused_dq { 2 } else { 1 };
-                let (settings, mut a) = Args::for_planes(&client, 12);
+            // The dK/dV kernel alone and with dQ fused (its f32 accumulator, pairs), or the
+            // split pass's two launches.
+            let passes = if params.splits() {
+                vec![
+                    (params.dv_pass(), "_dv"),
+                    (params.dk_pass(), "_dk_fused_dq"),
+                ]
+            } else {
+                vec![
+                    (params, ""),
+                    (
+                        WgmmaBwdParams {
+                            fused_dq: true,
+                            ..params
+                        },
+                        "_fused_dq",
+                    ),
+                ]
+            };
+            for (params, suffix) in passes {
+                let na = if params.fused_dq { 2 } else { 1 };
+                let planes = 4 * params.warpgroups + 4;
+                let (settings, mut a) = Args::for_planes(&client, planes);
                 a.launcher.with_scope(|scope| {
                     scope.register_type::<DynamicScalar<kv::_E>>(dtype);
                     scope.register_size::<DynamicSize<kv::_N>>(8);
@@ -922,11 +941,13 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                     params,
                     dtype,
                 );
-                let fused = if fused_dq { "_fused_dq" } else { "" };
                 out.push((
-                    format!("attention_bwd_dkdv_wgmma_d128{mask}{fused}"),
+                    format!("attention_bwd_dkdv_wgmma_d{d}{mask}{suffix}"),
                     compile(kernel)?,
                 ));
+            }
+            if params.splits() {
+                continue;
             }
             let (settings, mut a) = Args::for_planes(&client, 12);
             a.launcher.with_scope(|scope| {
@@ -968,7 +989,7 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                 dtype,
             );
             out.push((
-                format!("attention_bwd_dq_wgmma_d128{mask}"),
+                format!("attention_bwd_dq_wgmma_d{d}{mask}"),
                 compile(kernel)?,
             ));
         }
@@ -1321,7 +1342,7 @@ mod tests {
         let client = WgpuRuntime::client(&WgpuDevice::default());
         assert!(crate::wgmma::compiler_emits_wgmma(&client));
         let sources = super::wgmma_cuda_sources().expect("the wgmma kernels compile");
-        assert_eq!(sources.len(), 20);
+        assert_eq!(sources.len(), 24);
         // For ptxas by hand (`scripts/device/local_ptxas.sh`'s tools): the sources as files.
         if let Ok(dir) = std::env::var("FLINT_DUMP_WGMMA") {
             for (name, source) in &sources {
@@ -1341,8 +1362,10 @@ mod tests {
             // The pipelined forward's 128-row tiles stage O by `stmatrix` and store it by
             // TMA (the light prelude's wrappers), and so do the backward's two kernels with
             // their gradients; nothing else stores either way.
+            // D = 256's split launches store their gradients plainly.
+            let split = name.starts_with("attention_bwd_dkdv_wgmma_d256");
             let staged = name.starts_with("attention_fwd_wgmma_pipelined_d128_wg2_kv128")
-                || name.starts_with("attention_bwd_");
+                || (name.starts_with("attention_bwd_") && !split);
             for needle in [
                 "__stmatrix_m8n8___nv_bfloat16_4x(reinterpret_cast",
                 "experimental::cp_async_bulk_tensor_4d_shared_to_global(&",
@@ -1375,10 +1398,12 @@ mod tests {
                     "{name}: no product with A in registers and a K-major B"
                 );
             }
+            // The split pass's dV launch has one product in flight at a time.
+            let one_left = pipelined && !name.ends_with("_dv");
             assert_eq!(
                 source.contains("wgmma.wait_group.sync.aligned 1;"),
-                pipelined,
-                "{name}: a wait with one group left: expected {pipelined}"
+                one_left,
+                "{name}: a wait with one group left: expected {one_left}"
             );
             // It copies by TMA (the light prelude's wrappers, not libcu++'s barrier headers).
             assert_eq!(

@@ -41,7 +41,7 @@ use super::{
     issue_rs_sw128, issue_ss_sw128, mn_sw128, named_barrier, order_before_wait, set_max_registers,
     smem_address, wgmma_issue, wgmma_start, wgmma_wait,
 };
-use crate::attention::backward::mma::dq_block_offset;
+use crate::attention::backward::mma::{DkdvGrads, dq_block_offset};
 use crate::attention::forward::mma::{Pair, exp2, write_pair};
 use crate::attention::forward::{LOG2_E, PortableScalars};
 
@@ -75,6 +75,10 @@ pub struct WgmmaBwdParams {
     pub head_pad: u32,
     /// Columns of `val_dim` past the tensors' own Dv, as [`Self::head_pad`].
     pub val_pad: u32,
+    /// The gradients one launch of the dK/dV kernel accumulates: both, or (where D or Dv is
+    /// 256, [`Self::splits`]) dV alone (K resident without V, no `dPᵀ`) or dK alone (with
+    /// the fused dQ); the dQ kernel ignores it.
+    pub grads: DkdvGrads,
 }
 
 /// Stages of `stage` bytes that fit beside `own` bytes (and 1 KiB of barriers), 2 to 4.
@@ -130,7 +134,7 @@ impl WgmmaBwdParams {
     /// buffers (and 1 KiB of barriers), 2 to 4.
     pub const fn stages(&self) -> u32 {
         stages_beside(
-            self.kv_buffers() * self.own_bytes() + self.ds_bytes(),
+            self.kv_buffers() * self.kv_bytes() + self.ds_bytes(),
             self.stage_bytes(),
         )
     }
@@ -140,11 +144,12 @@ impl WgmmaBwdParams {
     /// faster than a cube per block. Under a causal mask the static walk's last round left
     /// cubes idle; at D = 64 it was 15-25% slower, growing with the sequence, which a block's
     /// start does not explain (not traced); the fused dQ at D = 128 has no room for a second
-    /// K/V buffer (`docs/PERF.md`).
+    /// K/V buffer (`docs/PERF.md`). A split pass's launches run a cube per block.
     pub const fn dkdv_walks(&self) -> bool {
-        let two = 2 * self.own_bytes() + self.ds_bytes() + 2 * self.stage_bytes() + 1024;
+        let two = 2 * self.kv_bytes() + self.ds_bytes() + 2 * self.stage_bytes() + 1024;
         !self.paired()
             && !self.fused_dq
+            && matches!(self.grads, DkdvGrads::Both)
             && self.head_dim == 128
             && two <= WgmmaFwdParams::SHARED_LIMIT
     }
@@ -166,6 +171,62 @@ impl WgmmaBwdParams {
     /// Bytes of one cube's resident tiles: K and V in dK/dV, Q and dO in dQ.
     const fn own_bytes(&self) -> u32 {
         self.rows() * (self.head_dim + self.val_dim) * 2
+    }
+
+    /// Bytes of one dK/dV block's resident tiles: K, and V unless the launch computes dV
+    /// alone.
+    const fn kv_bytes(&self) -> u32 {
+        let v = if self.grads.dk() { self.val_dim } else { 0 };
+        self.rows() * (self.head_dim + v) * 2
+    }
+
+    /// Whether the dK/dV pass runs as two launches ([`Self::dv_pass`], then [`Self::dk_pass`])
+    /// with dQ fused into the second, and no dQ kernel: at a run width of 256, where dK's and
+    /// dV's accumulators (or dQ's and the resident Q and dO) would not fit one thread's
+    /// registers together.
+    pub const fn splits(&self) -> bool {
+        self.head_dim > 128 || self.val_dim > 128
+    }
+
+    /// The split pass's dV launch: two warpgroups of 64 keys with K resident (64 KiB at D =
+    /// 256, beside two stages of Q and dO), the products `Sᵀ` and `dV += Pᵀ·dO`.
+    pub const fn dv_pass(&self) -> WgmmaBwdParams {
+        WgmmaBwdParams {
+            warpgroups: 2,
+            grads: DkdvGrads::DvOnly,
+            fused_dq: false,
+            tma_store: false,
+            ..*self
+        }
+    }
+
+    /// The split pass's dK launch: one warpgroup of 64 keys (K and V resident, 64 KiB at D =
+    /// 256, beside two stages and the fused dQ's `dSᵀ` buffers; the thread keeps 256
+    /// registers for dK's 128, the scores' and `dPᵀ`'s 64), the products `Sᵀ`, `dPᵀ`,
+    /// `dK += dSᵀ·Q` and the fused `dS·K`, in column chunks of [`Self::dq_chunk`].
+    pub const fn dk_pass(&self) -> WgmmaBwdParams {
+        WgmmaBwdParams {
+            warpgroups: 1,
+            grads: DkdvGrads::DkOnly,
+            fused_dq: true,
+            tma_store: false,
+            ..*self
+        }
+    }
+
+    /// Columns of dQ the fused dQ computes per product: all of D up to 128, else 128 (its
+    /// accumulator beside dK's).
+    pub const fn dq_chunk(&self) -> u32 {
+        if self.head_dim > 128 {
+            128
+        } else {
+            self.head_dim
+        }
+    }
+
+    /// Shared memory of one cube of the dK/dV kernel, in bytes.
+    const fn dkdv_shared_bytes(&self) -> u32 {
+        self.kv_buffers() * self.kv_bytes() + self.ds_bytes() + self.stages() * self.stage_bytes()
     }
 
     /// Q and dO buffers of the persistent dQ kernel: two where they fit beside two K/V
@@ -190,11 +251,17 @@ impl WgmmaBwdParams {
         stages_beside(self.dq_buffers() * self.own_bytes(), self.dq_stage_bytes())
     }
 
-    /// Shared memory of one cube of either kernel (the larger), in bytes.
+    /// Shared memory of one cube of any kernel the backward launches (the largest), in
+    /// bytes: where the pass [`splits`](Self::splits), its two launches and no dQ kernel.
     pub const fn shared_bytes(&self) -> u32 {
-        let dkdv = self.kv_buffers() * self.own_bytes()
-            + self.ds_bytes()
-            + self.stages() * self.stage_bytes();
+        if self.splits() {
+            let (dv, dk) = (
+                self.dv_pass().dkdv_shared_bytes(),
+                self.dk_pass().dkdv_shared_bytes(),
+            );
+            return if dv > dk { dv } else { dk };
+        }
+        let dkdv = self.dkdv_shared_bytes();
         let dq = self.dq_buffers() * self.own_bytes() + self.dq_stages() * self.dq_stage_bytes();
         if dkdv > dq { dkdv } else { dq }
     }
@@ -295,8 +362,10 @@ fn copy_resident<E: Float, N: Size>(
     first: u32,
     #[comptime] p: WgmmaBwdParams,
     #[comptime] buffers: u32,
+    #[comptime] with_b: bool,
 ) {
     let rows = comptime!(p.rows());
+    let b_width = comptime!(if with_b { p.val_dim } else { 0 });
     let slot = loads % buffers;
     if loads >= buffers {
         wait_stage(empty, slot, loads / buffers - 1, buffers);
@@ -306,7 +375,7 @@ fn copy_resident<E: Float, N: Size>(
         if slot == buf {
             let barrier = full.index(buf as usize);
             let _ =
-                barrier.arrive_and_expect_tx(1u32, comptime!(rows * (p.head_dim + p.val_dim) * 2));
+                barrier.arrive_and_expect_tx(1u32, comptime!(rows * (p.head_dim + b_width) * 2));
             tma_boxes::<E, N>(
                 a_map,
                 barrier,
@@ -319,18 +388,20 @@ fn copy_resident<E: Float, N: Size>(
                 p.head_dim,
                 64u32,
             );
-            tma_boxes::<E, N>(
-                b_map,
-                barrier,
-                b_s,
-                comptime!(buf * rows * p.val_dim / 8),
-                batch,
-                head,
-                first,
-                rows,
-                p.val_dim,
-                64u32,
-            );
+            if comptime!(with_b) {
+                tma_boxes::<E, N>(
+                    b_map,
+                    barrier,
+                    b_s,
+                    comptime!(buf * rows * p.val_dim / 8),
+                    batch,
+                    head,
+                    first,
+                    rows,
+                    p.val_dim,
+                    64u32,
+                );
+            }
         }
     }
 }
@@ -430,7 +501,12 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
     let stages = comptime!(p.stages());
     let kv_buffers = comptime!(p.kv_buffers());
     let k_vectors = comptime!(block_k * p.head_dim / 8);
-    let v_vectors = comptime!(block_k * p.val_dim / 8);
+    // V stays out of a launch that computes dV alone.
+    let v_vectors = comptime!(if p.grads.dk() {
+        block_k * p.val_dim / 8
+    } else {
+        0
+    });
     // The gradients' own columns (the plain stores' width).
     let d_cols = comptime!(p.head_dim - p.head_pad);
     let dv_cols = comptime!(p.val_dim - p.val_pad);
@@ -452,7 +528,7 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
         1024usize,
     );
     let mut v_s = SharedMemory::<Vector<E, N>>::new_aligned(
-        comptime!((kv_buffers * v_vectors) as usize),
+        comptime!((kv_buffers * v_vectors).max(1) as usize),
         1024usize,
     );
     let mut q_s = SharedMemory::<Vector<E, N>>::new_aligned(
@@ -502,8 +578,19 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
                 if steps > 0 {
                     if ptid == 0 {
                         copy_resident::<E, N>(
-                            k_map, v_map, &kv_full, &kv_empty, &mut k_s, &mut v_s, loads, b, kvh,
-                            k_first, p, kv_buffers,
+                            k_map,
+                            v_map,
+                            &kv_full,
+                            &kv_empty,
+                            &mut k_s,
+                            &mut v_s,
+                            loads,
+                            b,
+                            kvh,
+                            k_first,
+                            p,
+                            kv_buffers,
+                            p.grads.dk(),
                         );
                     }
                     let mut i = 0u32;
@@ -525,7 +612,7 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
                         let to = (stage * TILE + ptid % TILE) as usize;
                         if ptid < TILE {
                             lse_s[to] = lse2[at_l];
-                        } else {
+                        } else if comptime!(p.grads.dk()) {
                             let at_d = b as usize * delta.stride(0)
                                 + h as usize * delta.stride(1)
                                 + min(row, seq_q - 1) as usize * delta.stride(2);
@@ -549,8 +636,11 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
         }
     } else {
         set_max_registers(comptime!(p.consumer_registers()));
-        let mut dk_acc = Array::<Vector<f32, Pair>>::new(comptime!((p.head_dim / 4) as usize));
-        let mut dv_acc = Array::<Vector<f32, Pair>>::new(comptime!((p.val_dim / 4) as usize));
+        // An accumulator a launch leaves out keeps one pair, never touched.
+        let dk_len = comptime!(if p.grads.dk() { p.head_dim / 4 } else { 1 });
+        let dv_len = comptime!(if p.grads.dv() { p.val_dim / 4 } else { 1 });
+        let mut dk_acc = Array::<Vector<f32, Pair>>::new(dk_len as usize);
+        let mut dv_acc = Array::<Vector<f32, Pair>>::new(dv_len as usize);
         loop {
             let at = dkdv_block(step, batch_heads, blocks, launch_group, p);
             if at[3] == 1 {
@@ -567,11 +657,11 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
                 // Row g and g + 8 of this plane's 16 keys.
                 let row0 = k_first + plane * 16 + lane / 4;
                 #[unroll]
-                for i in 0..comptime!(p.head_dim / 4) {
+                for i in 0..dk_len {
                     dk_acc[i as usize] = Vector::new(0.0f32);
                 }
                 #[unroll]
-                for i in 0..comptime!(p.val_dim / 4) {
+                for i in 0..dv_len {
                     dv_acc[i as usize] = Vector::new(0.0f32);
                 }
                 if steps > 0 {
@@ -654,11 +744,9 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
                             tma_group_wait_read(0u32);
                         }
                     } else {
-                        write_grad::<E, NO>(
-                            dk, &dk_acc, row0, seq_kv, b, kvh, s.scale, d_cols, p.out_vec,
-                        );
-                        write_grad::<E, NO>(
-                            dv, &dv_acc, row0, seq_kv, b, kvh, 1.0f32, dv_cols, p.out_vec,
+                        write_grads::<E, NO>(
+                            dk, dv, &dk_acc, &dv_acc, row0, seq_kv, b, kvh, s.scale, d_cols,
+                            dv_cols, p,
                         );
                     }
                     if tid == 0 {
@@ -669,11 +757,8 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
                 } else {
                     // Keys that no query sees: zero gradients, stored without a buffer (the
                     // producer may be filling both).
-                    write_grad::<E, NO>(
-                        dk, &dk_acc, row0, seq_kv, b, kvh, s.scale, d_cols, p.out_vec,
-                    );
-                    write_grad::<E, NO>(
-                        dv, &dv_acc, row0, seq_kv, b, kvh, 1.0f32, dv_cols, p.out_vec,
+                    write_grads::<E, NO>(
+                        dk, dv, &dk_acc, &dv_acc, row0, seq_kv, b, kvh, s.scale, d_cols, dv_cols, p,
                     );
                 }
             }
@@ -768,18 +853,22 @@ fn dkdv_consume<E: Float, N: Size, NA: Size>(
             p.head_dim,
             PROXY_FENCE,
         );
-        issue_ss_sw128::<E>(
-            v_addr,
-            do_tile,
-            &mut dp_acc,
-            block_k,
-            TILE,
-            TILE,
-            p.val_dim,
-            PROXY_FENCE,
-        );
-        wgmma_wait(&mut s_acc, &mut token, true);
-        wgmma_wait(&mut dp_acc, &mut token, false);
+        if comptime!(p.grads.dk()) {
+            issue_ss_sw128::<E>(
+                v_addr,
+                do_tile,
+                &mut dp_acc,
+                block_k,
+                TILE,
+                TILE,
+                p.val_dim,
+                PROXY_FENCE,
+            );
+            wgmma_wait(&mut s_acc, &mut token, true);
+            wgmma_wait(&mut dp_acc, &mut token, false);
+        } else {
+            wgmma_wait(&mut s_acc, &mut token, false);
+        }
         // Masks: queries past Sq, and the window's bounds where the tile crosses them.
         let mut full_tile = q0 + TILE <= seq_q;
         if comptime!(p.has_right) {
@@ -800,26 +889,34 @@ fn dkdv_consume<E: Float, N: Size, NA: Size>(
             // A query that sees no key has lse2 = -inf and only masked scores: subtract 0
             // instead, so that they give exp2(-inf) = 0 rather than NaN.
             let (l0, l1) = (no_key(lse_s[col]), no_key(lse_s[col + 1]));
-            let (d0, d1) = (delta_s[col], delta_s[col + 1]);
             #[unroll]
             for r in 0..2u32 {
                 let at = (2 * j + r) as usize;
                 let sv = s_acc[at];
-                let dpv = dp_acc[at];
                 let mut pv = Vector::<f32, Pair>::new(0.0f32);
                 pv[0] = exp2(sv[0] * scale_log2 - l0);
                 pv[1] = exp2(sv[1] * scale_log2 - l1);
-                let mut dsv = Vector::<f32, Pair>::new(0.0f32);
-                dsv[0] = pv[0] * (dpv[0] - d0);
-                dsv[1] = pv[1] * (dpv[1] - d1);
-                p_frag[at] = Vector::cast_from(pv);
-                ds_frag[at] = Vector::cast_from(dsv);
+                if comptime!(p.grads.dv()) {
+                    p_frag[at] = Vector::cast_from(pv);
+                }
+                if comptime!(p.grads.dk()) {
+                    let (d0, d1) = (delta_s[col], delta_s[col + 1]);
+                    let dpv = dp_acc[at];
+                    let mut dsv = Vector::<f32, Pair>::new(0.0f32);
+                    dsv[0] = pv[0] * (dpv[0] - d0);
+                    dsv[1] = pv[1] * (dpv[1] - d1);
+                    ds_frag[at] = Vector::cast_from(dsv);
+                }
             }
         }
         let do_mn = mn_sw128(do_tile, TILE);
         let q_mn = mn_sw128(q_tile, TILE);
-        wgmma_issue::<E, u16>(&p_frag, &do_mn, dv_acc, p.val_dim, TILE, PROXY_FENCE);
-        wgmma_issue::<E, u16>(&ds_frag, &q_mn, dk_acc, p.head_dim, TILE, PROXY_FENCE);
+        if comptime!(p.grads.dv()) {
+            wgmma_issue::<E, u16>(&p_frag, &do_mn, dv_acc, p.val_dim, TILE, PROXY_FENCE);
+        }
+        if comptime!(p.grads.dk()) {
+            wgmma_issue::<E, u16>(&ds_frag, &q_mn, dk_acc, p.head_dim, TILE, PROXY_FENCE);
+        }
         // The fused dQ's dSᵀ of this warpgroup's keys, while the products read the same
         // registers: buffer i % 2, so that a warp a tile ahead never overwrites what
         // another of its warpgroup still reads (the barrier below keeps them within one
@@ -836,8 +933,12 @@ fn dkdv_consume<E: Float, N: Size, NA: Size>(
                 }
             }
         }
-        wgmma_wait(dv_acc, &mut token, true);
-        wgmma_wait(dk_acc, &mut token, false);
+        if comptime!(p.grads.dv()) {
+            wgmma_wait(dv_acc, &mut token, p.grads.dk());
+        }
+        if comptime!(p.grads.dk()) {
+            wgmma_wait(dk_acc, &mut token, false);
+        }
         release_stage(empty, stage, stages);
         if comptime!(p.fused_dq) {
             // The warpgroup's dSᵀ of the tile is in place; the other warpgroup goes its own
@@ -854,8 +955,9 @@ fn dkdv_consume<E: Float, N: Size, NA: Size>(
 }
 
 /// The fused dQ of one query tile (`q0..q0 + TILE` of the head at `head_base` in the
-/// accumulator): `dS·K` over this warpgroup's 64 keys, every column of dQ, added to the f32
-/// accumulator (each head in 8x8 blocks, `dq_block_offset`) by two-element atomics. A
+/// accumulator): `dS·K` over this warpgroup's 64 keys, every column of dQ in chunks of
+/// [`WgmmaBwdParams::dq_chunk`], added to the f32 accumulator (each head in 8x8 blocks,
+/// `dq_block_offset`) by two-element atomics. A
 /// (`dS`, queries by keys) comes from the warpgroup's rows of the tile's `dSᵀ` in buffer
 /// `ds_buf` of `ds_s` through the transposing `ldmatrix`; B is the warpgroup's rows of the
 /// resident K, read MN-major (keys along K).
@@ -879,7 +981,7 @@ fn dq_tile<E: Float, NA: Size>(
     let band = plane % 4;
     let block_k = comptime!(p.rows());
     let ld = comptime!((TILE + 8) / 2);
-    let cols = comptime!(p.head_dim);
+    let cols = comptime!(p.dq_chunk());
     let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
     // Matrices (transposed): key rows 0-7 | 8-15 by query columns 0-7 | 8-15 of the band,
     // which are A's four registers of one 16-key step.
@@ -903,24 +1005,31 @@ fn dq_tile<E: Float, NA: Size>(
             a[(4 * kk + x) as usize] = m[x as usize];
         }
     }
-    let mut acc = Array::<Vector<f32, Pair>>::new(comptime!((cols / 4) as usize));
-    // This warpgroup's 64 rows of K (whole 1 KiB swizzle atoms into each 64-column block).
-    let k_mn = mn_sw128(k_base + warpgroup * 8192u32, block_k);
-    wgmma_start::<E, u16>(&a, &k_mn, &mut acc, cols, 64u32, PROXY_FENCE);
-    wgmma_wait(&mut acc, token, false);
     let g = lane / 4;
     let t = lane % 4;
+    let mut acc = Array::<Vector<f32, Pair>>::new(comptime!((cols / 4) as usize));
     #[unroll]
-    for r in 0..2u32 {
-        let row = q0 + band * 16 + g + r * 8;
-        if row < seq_q {
-            let lane_at =
-                (head_base + dq_block_offset(row, t * 2, comptime!(p.head_dim)) as usize) / 2;
-            // Each 8-column block of the row band is 64 floats further on.
-            #[unroll]
-            for j in 0..comptime!(cols / 8) {
-                dq_acc[lane_at + comptime!(j * 32) as usize]
-                    .fetch_add(Vector::cast_from(acc[(2 * j + r) as usize]));
+    for c in 0..comptime!(p.head_dim / cols) {
+        // This warpgroup's 64 rows of K (whole 1 KiB swizzle atoms into each 64-column
+        // block), from the chunk's first block.
+        let k_mn = mn_sw128(
+            k_base + warpgroup * 8192u32 + comptime!(c * (cols / 64) * block_k * 128),
+            block_k,
+        );
+        wgmma_start::<E, u16>(&a, &k_mn, &mut acc, cols, 64u32, PROXY_FENCE);
+        wgmma_wait(&mut acc, token, false);
+        #[unroll]
+        for r in 0..2u32 {
+            let row = q0 + band * 16 + g + r * 8;
+            if row < seq_q {
+                let lane_at =
+                    (head_base + dq_block_offset(row, t * 2, comptime!(p.head_dim)) as usize) / 2;
+                // Each 8-column block of the row band is 64 floats further on.
+                #[unroll]
+                for j in 0..comptime!(cols / 8) {
+                    dq_acc[lane_at + comptime!((c * cols / 8 + j) * 32) as usize]
+                        .fetch_add(Vector::cast_from(acc[(2 * j + r) as usize]));
+                }
             }
         }
     }
@@ -967,6 +1076,32 @@ fn mask_columns(
 #[cube]
 fn no_key(lse2: f32) -> f32 {
     select(lse2 < -1.0e30f32, 0.0f32, lse2)
+}
+
+/// Writes the plane's rows `row0` and `row0 + 8` of the gradients the launch computes
+/// ([`WgmmaBwdParams::grads`]): dK (times `scale`) `d_cols` wide, dV `dv_cols` wide.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn write_grads<E: Float, NO: Size>(
+    dk: &mut Tensor<Vector<E, NO>>,
+    dv: &mut Tensor<Vector<E, NO>>,
+    dk_acc: &Array<Vector<f32, Pair>>,
+    dv_acc: &Array<Vector<f32, Pair>>,
+    row0: u32,
+    rows: u32,
+    b: u32,
+    h: u32,
+    scale: f32,
+    #[comptime] d_cols: u32,
+    #[comptime] dv_cols: u32,
+    #[comptime] p: WgmmaBwdParams,
+) {
+    if comptime!(p.grads.dk()) {
+        write_grad::<E, NO>(dk, dk_acc, row0, rows, b, h, scale, d_cols, p.out_vec);
+    }
+    if comptime!(p.grads.dv()) {
+        write_grad::<E, NO>(dv, dv_acc, row0, rows, b, h, 1.0f32, dv_cols, p.out_vec);
+    }
 }
 
 /// Writes the plane's rows `row0` and `row0 + 8` (of head `h` of batch `b`) of a gradient,
@@ -1092,7 +1227,7 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
                     if tiles > 0 {
                         copy_resident::<E, N>(
                             q_map, do_map, &q_full, &q_empty, &mut q_s, &mut do_s, loads, b, h,
-                            q_first, p, q_buffers,
+                            q_first, p, q_buffers, true,
                         );
                         let mut i = 0u32;
                         while i < tiles {
@@ -1618,6 +1753,40 @@ mod tests {
             ..params(64, 64, false)
         };
         assert_eq!((fused.kv_buffers(), fused.stages()), (1, 4));
+    }
+
+    /// At a run width of 256 the dK/dV pass splits: a dV launch of two warpgroups with K
+    /// alone resident, then a dK launch of one warpgroup (256 registers a thread) with dQ
+    /// fused in 128-column chunks; each keeps two Q/dO stages within the device's shared
+    /// memory, and no dQ kernel runs. Below 256 nothing splits.
+    #[test]
+    fn head_dim_256_splits_into_two_launches() {
+        for (d, dv) in [(256, 256), (256, 128), (128, 256), (256, 64)] {
+            for causal in [false, true] {
+                let p = params(d, dv, causal);
+                assert!(p.splits(), "{p:?}");
+                let (dv_pass, dk_pass) = (p.dv_pass(), p.dk_pass());
+                assert_eq!((dv_pass.rows(), dk_pass.rows()), (128, 64));
+                assert!(!dv_pass.grads.dk() && dv_pass.grads.dv() && !dv_pass.fused_dq);
+                assert!(dk_pass.grads.dk() && !dk_pass.grads.dv() && dk_pass.fused_dq);
+                assert_eq!(dk_pass.consumer_registers(), 256);
+                for pass in [dv_pass, dk_pass] {
+                    assert!(!pass.dkdv_walks() && !pass.tma_store, "{pass:?}");
+                    assert!(pass.stages() >= 2, "{pass:?}");
+                    assert!(
+                        pass.dkdv_shared_bytes() + 1024 <= WgmmaFwdParams::SHARED_LIMIT,
+                        "{pass:?}"
+                    );
+                }
+                assert!(p.shared_bytes() + 1024 <= WgmmaFwdParams::SHARED_LIMIT);
+                assert_eq!(dk_pass.dq_chunk(), d.min(128));
+            }
+        }
+        // D = 256 with K alone: 64 KiB, against 128 KiB with V.
+        assert_eq!(params(256, 256, false).dv_pass().kv_bytes(), 65536);
+        for (d, dv) in [(64, 64), (128, 128), (128, 64)] {
+            assert!(!params(d, dv, false).splits());
+        }
     }
 
     /// Pairs only where the blocks' work grows with their place: a causal mask, not a

@@ -367,7 +367,6 @@ fn launch_with<R: Runtime>(
             let base = c.wgmma_params(problem.head_dim, problem.val_dim);
             let rows = base.rows() as usize;
             let tile = TILE as usize;
-            let key_blocks = to_u32(problem.seq_kv.div_ceil(rows), "key blocks")?;
             let query_blocks = to_u32(problem.seq_q.div_ceil(rows), "query blocks")?;
             let out_vec = grad_out_vec(&a);
             // The gradients leave by TMA where every one's strides allow a tensor map
@@ -408,63 +407,75 @@ fn launch_with<R: Runtime>(
                 _ => Err("the wgmma backward's inputs must be tensor handles".to_string()),
             };
             let cube = CubeDim::new_2d(32, 4 * params.warpgroups + 4);
-            let (q_map, k_map, v_map, do_map) = maps(&a, tile, rows)?;
-            let grad_map = |g: &TensorArg<R>, fallback: &TensorArg<R>| {
+            let grad_map = |g: &TensorArg<R>, fallback: &TensorArg<R>, rows: usize| {
                 tile_map(if tma_store { g } else { fallback }, rows, dtype, true).ok_or_else(|| {
                     "the wgmma backward's outputs must be tensor handles".to_string()
                 })
             };
-            let dk_map = grad_map(&a.dk, &a.k)?;
-            let dv_map = grad_map(&a.dv, &a.v)?;
             // The fused dQ's accumulator; without it the kernel never touches this argument,
             // so the LSE scratch stands in rather than a fresh allocation.
-            let acc = if params.fused_dq {
+            let acc = if params.fused_dq || params.splits() {
                 Some(DqAccumulator::new(client, problem, true, dispatch)?)
             } else {
                 None
             };
-            let acc_arg = match &acc {
-                Some(acc) => acc.arg(),
-                None => args().lse2,
-            };
-            let (dkdv_grid, dkdv_group) = if !params.dkdv_walks() {
-                // A cube per key block (see `dkdv_block`).
-                let g = head_groups(problem, bhkv, key_blocks, sms);
-                (dispatch.grid(g, key_blocks, bhkv / g), g)
+            // Where the pass splits, two launches (dV, then dK with dQ fused) of their own
+            // rows a cube, and no dQ kernel.
+            let passes = if params.splits() {
+                vec![params.dv_pass(), params.dk_pass()]
             } else {
-                persistent(key_blocks, bhkv)?
+                vec![params]
             };
-            // SAFETY: TMA zero-fills rows past each tensor's end; the kernel guards every other
-            // global index against the shapes it is given, and its shared memory is sized from
-            // the same parameters (see `crate::attention` on bounds). The accumulator holds
-            // every head's rows padded to 8 and all D columns where dQ is fused (two-element
-            // atomics need sm90, which the wgmma variant implies).
-            unsafe {
-                attention_bwd_dkdv_wgmma::launch_unchecked::<R>(
-                    client,
-                    dkdv_grid,
-                    cube,
-                    8,
-                    out_vec as usize,
-                    if params.fused_dq { 2 } else { 1 },
-                    a.q,
-                    a.k,
-                    a.lse2,
-                    a.delta,
-                    q_map,
-                    k_map,
-                    v_map,
-                    do_map,
-                    a.dk,
-                    a.dv,
-                    dk_map,
-                    dv_map,
-                    acc_arg,
-                    scalars::<R>(problem, a.bias_strides, 0)?,
-                    dkdv_group,
-                    params,
-                    dtype,
-                );
+            for pass in passes {
+                let a = args();
+                let pass_rows = pass.rows() as usize;
+                let (q_map, k_map, v_map, do_map) = maps(&a, tile, pass_rows)?;
+                let dk_map = grad_map(&a.dk, &a.k, pass_rows)?;
+                let dv_map = grad_map(&a.dv, &a.v, pass_rows)?;
+                let acc_arg = match &acc {
+                    Some(acc) => acc.arg(),
+                    None => args().lse2,
+                };
+                let pass_blocks = to_u32(problem.seq_kv.div_ceil(pass_rows), "key blocks")?;
+                let (dkdv_grid, dkdv_group) = if !pass.dkdv_walks() {
+                    // A cube per key block (see `dkdv_block`).
+                    let g = head_groups(problem, bhkv, pass_blocks, sms);
+                    (dispatch.grid(g, pass_blocks, bhkv / g), g)
+                } else {
+                    persistent(pass_blocks, bhkv)?
+                };
+                // SAFETY: TMA zero-fills rows past each tensor's end; the kernel guards every
+                // other global index against the shapes it is given, and its shared memory is
+                // sized from the same parameters (see `crate::attention` on bounds). The
+                // accumulator holds every head's rows padded to 8 and all D columns where dQ
+                // is fused (two-element atomics need sm90, which the wgmma variant implies).
+                unsafe {
+                    attention_bwd_dkdv_wgmma::launch_unchecked::<R>(
+                        client,
+                        dkdv_grid,
+                        CubeDim::new_2d(32, 4 * pass.warpgroups + 4),
+                        8,
+                        out_vec as usize,
+                        if pass.fused_dq { 2 } else { 1 },
+                        a.q,
+                        a.k,
+                        a.lse2,
+                        a.delta,
+                        q_map,
+                        k_map,
+                        v_map,
+                        do_map,
+                        a.dk,
+                        a.dv,
+                        dk_map,
+                        dv_map,
+                        acc_arg,
+                        scalars::<R>(problem, a.bias_strides, 0)?,
+                        dkdv_group,
+                        pass,
+                        dtype,
+                    );
+                }
             }
             if let Some(acc) = acc {
                 // The kernel's dS is unscaled.
@@ -472,7 +483,7 @@ fn launch_with<R: Runtime>(
             }
             let a = args();
             let (q_map, k_map, v_map, do_map) = maps(&a, rows, tile)?;
-            let dq_map = grad_map(&a.dq, &a.q)?;
+            let dq_map = grad_map(&a.dq, &a.q, rows)?;
             let (dq_grid, group) = persistent(query_blocks, bh)?;
             // SAFETY: as for the dK/dV kernel above.
             unsafe {

@@ -78,9 +78,10 @@ pub struct BwdMmaParams {
 /// accumulators together would spill (D and Dv of 256), the pass runs as two launches, dV
 /// then dK, each recomputing the scores: ten products a tile pair instead of eight, against a
 /// portable kernel without tensor cores otherwise.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum DkdvGrads {
     /// dK and dV in one launch.
+    #[default]
     Both,
     /// dV alone: no `dPᵀ` product, no dSᵀ.
     DvOnly,
