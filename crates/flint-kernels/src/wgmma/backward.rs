@@ -81,11 +81,12 @@ pub struct WgmmaBwdParams {
     pub grads: DkdvGrads,
 }
 
-/// Stages of `stage` bytes that fit beside `own` bytes (and 1 KiB of barriers), 2 to 4.
+/// Stages of `stage` bytes that fit beside `own` bytes (and 1 KiB of barriers), 1 to 4 (one
+/// only in the split pass's dK launch, whose resident K and V take 128 KiB at D = 256).
 const fn stages_beside(own: u32, stage: u32) -> u32 {
     let fit = WgmmaFwdParams::SHARED_LIMIT.saturating_sub(own + 1024) / stage;
-    if fit < 2 {
-        2
+    if fit < 1 {
+        1
     } else if fit > 4 {
         4
     } else {
@@ -124,14 +125,25 @@ impl WgmmaBwdParams {
     /// without it.
     pub const fn ds_bytes(&self) -> u32 {
         if self.fused_dq {
-            2 * self.rows() * (TILE + 8) * 2
+            self.ds_buffers() * self.rows() * (TILE + 8) * 2
         } else {
             0
         }
     }
 
+    /// `dSᵀ` buffers of the fused dQ: two, so that a warp a tile ahead writes the other; one
+    /// in the split pass's dK launch, where a second does not fit beside K, V and a stage
+    /// (each warpgroup then waits for its warps' reads before its next tile's stores).
+    pub const fn ds_buffers(&self) -> u32 {
+        if matches!(self.grads, DkdvGrads::DkOnly) {
+            1
+        } else {
+            2
+        }
+    }
+
     /// Stages of the dK/dV kernel that fit beside its K and V buffers, the fused dQ's `dSᵀ`
-    /// buffers (and 1 KiB of barriers), 2 to 4.
+    /// buffers (and 1 KiB of barriers), 2 to 4, or 1 in the split pass's dK launch.
     pub const fn stages(&self) -> u32 {
         stages_beside(
             self.kv_buffers() * self.kv_bytes() + self.ds_bytes(),
@@ -200,13 +212,14 @@ impl WgmmaBwdParams {
         }
     }
 
-    /// The split pass's dK launch: one warpgroup of 64 keys (K and V resident, 64 KiB at D =
-    /// 256, beside two stages and the fused dQ's `dSᵀ` buffers; the thread keeps 256
-    /// registers for dK's 128, the scores' and `dPᵀ`'s 64), the products `Sᵀ`, `dPᵀ`,
-    /// `dK += dSᵀ·Q` and the fused `dS·K`, in column chunks of [`Self::dq_chunk`].
+    /// The split pass's dK launch: two warpgroups of 64 keys (K and V resident, 128 KiB at
+    /// D = 256, beside one stage and one `dSᵀ` buffer: with one warpgroup of 64 keys the
+    /// launch re-read every Q and dO tile and added every dQ tile twice as often, and waited
+    /// on L2; see `docs/PERF.md`), the products `Sᵀ`, `dPᵀ`, `dK += dSᵀ·Q` and the fused
+    /// `dS·K`, in column chunks of [`Self::dq_chunk`].
     pub const fn dk_pass(&self) -> WgmmaBwdParams {
         WgmmaBwdParams {
-            warpgroups: 1,
+            warpgroups: 2,
             grads: DkdvGrads::DkOnly,
             fused_dq: true,
             tma_store: false,
@@ -214,11 +227,11 @@ impl WgmmaBwdParams {
         }
     }
 
-    /// Columns of dQ the fused dQ computes per product: all of D up to 128, else 128 (its
-    /// accumulator beside dK's).
+    /// Columns of dQ the fused dQ computes per product: all of D up to 128, else 64 (its
+    /// accumulator beside dK's, within a consumer's 240 registers).
     pub const fn dq_chunk(&self) -> u32 {
         if self.head_dim > 128 {
-            128
+            64
         } else {
             self.head_dim
         }
@@ -921,7 +934,7 @@ fn dkdv_consume<E: Float, N: Size, NA: Size>(
         // registers: buffer i % 2, so that a warp a tile ahead never overwrites what
         // another of its warpgroup still reads (the barrier below keeps them within one
         // tile).
-        let ds_buf = (i % 2) * comptime!(block_k * (TILE + 8) / 2);
+        let ds_buf = (i % comptime!(p.ds_buffers())) * comptime!(block_k * (TILE + 8) / 2);
         if comptime!(p.fused_dq) {
             let row = ds_buf + (plane * 16 + lane / 4) * comptime!((TILE + 8) / 2) + t;
             #[unroll]
@@ -1004,6 +1017,10 @@ fn dq_tile<E: Float, NA: Size>(
         for x in 0..4u32 {
             a[(4 * kk + x) as usize] = m[x as usize];
         }
+    }
+    if comptime!(p.ds_buffers() == 1) {
+        // The warpgroup's next tile stores its dSᵀ into this buffer once every warp has read.
+        named_barrier(2u32 + warpgroup, 128u32, false);
     }
     let g = lane / 4;
     let t = lane % 4;
@@ -1756,8 +1773,8 @@ mod tests {
     }
 
     /// At a run width of 256 the dK/dV pass splits: a dV launch of two warpgroups with K
-    /// alone resident, then a dK launch of one warpgroup (256 registers a thread) with dQ
-    /// fused in 128-column chunks; each keeps two Q/dO stages within the device's shared
+    /// alone resident (two Q/dO stages), then a dK launch of two warpgroups with dQ fused in
+    /// 64-column chunks (one stage, one `dSᵀ` buffer), each within the device's shared
     /// memory, and no dQ kernel runs. Below 256 nothing splits.
     #[test]
     fn head_dim_256_splits_into_two_launches() {
@@ -1766,20 +1783,21 @@ mod tests {
                 let p = params(d, dv, causal);
                 assert!(p.splits(), "{p:?}");
                 let (dv_pass, dk_pass) = (p.dv_pass(), p.dk_pass());
-                assert_eq!((dv_pass.rows(), dk_pass.rows()), (128, 64));
+                assert_eq!((dv_pass.rows(), dk_pass.rows()), (128, 128));
                 assert!(!dv_pass.grads.dk() && dv_pass.grads.dv() && !dv_pass.fused_dq);
                 assert!(dk_pass.grads.dk() && !dk_pass.grads.dv() && dk_pass.fused_dq);
-                assert_eq!(dk_pass.consumer_registers(), 256);
+                assert_eq!(dk_pass.ds_buffers(), 1);
+                assert!(dv_pass.stages() >= 2, "{dv_pass:?}");
                 for pass in [dv_pass, dk_pass] {
                     assert!(!pass.dkdv_walks() && !pass.tma_store, "{pass:?}");
-                    assert!(pass.stages() >= 2, "{pass:?}");
+                    assert!(pass.stages() >= 1, "{pass:?}");
                     assert!(
                         pass.dkdv_shared_bytes() + 1024 <= WgmmaFwdParams::SHARED_LIMIT,
                         "{pass:?}"
                     );
                 }
                 assert!(p.shared_bytes() + 1024 <= WgmmaFwdParams::SHARED_LIMIT);
-                assert_eq!(dk_pass.dq_chunk(), d.min(128));
+                assert_eq!(dk_pass.dq_chunk(), if d > 128 { 64 } else { d });
             }
         }
         // D = 256 with K alone: 64 KiB, against 128 KiB with V.
