@@ -1065,11 +1065,12 @@ fn wgmma_padded_head_dim_gradients_match_reference_on_gpu() {
     });
 }
 
-/// The warpgroup backward at D = 256, its dK/dV pass split in two launches (dV by two
-/// warpgroups with K alone resident, then dK by one with dQ fused in 128-column chunks), in
+/// The warpgroup backward at D = 256, its dK/dV pass split in two launches of two
+/// warpgroups (dV with K alone resident, then dK with dQ fused, summed over the cube's keys
+/// a half of D a warpgroup), in
 /// bf16 and f16: partial blocks, GQA under causal masks both ways (rows that see no key),
-/// `Dv = 128` and `D = 128` beside 256, a window whose first key blocks see no query, and
-/// many key blocks adding into the same dQ rows.
+/// `Dv = 128` and `D = 128` or 64 beside 256, a window whose first key blocks see no query,
+/// and many key blocks adding into the same dQ rows.
 #[test]
 #[cfg_attr(
     not(feature = "cuda"),
@@ -1098,6 +1099,9 @@ fn wgmma_head_dim_256_gradients_match_reference_on_gpu() {
     c.dv = 256;
     c.opts.causal = true;
     cases.push(("d128 dv256 causal", c));
+    let mut c = Case::new(1, 2, 2, 150, 270, 64);
+    c.dv = 256;
+    cases.push(("d64 dv256 (each warpgroup's own keys)", c));
     let mut c = Case::new(2, 4, 4, 200, 900, 256);
     c.opts.window = (Some(100), Some(50));
     cases.push(("window, key blocks no query sees d256", c));

@@ -227,11 +227,31 @@ impl WgmmaBwdParams {
         }
     }
 
-    /// Columns of dQ the fused dQ computes per product: all of D up to 128, else 64 (its
-    /// accumulator beside dK's, within a consumer's 240 registers).
+    /// Columns of dQ the fused dQ computes per product: all of a warpgroup's columns
+    /// ([`Self::dq_columns`]) up to D = 128, else 64 (its accumulator beside dK's, within a
+    /// consumer's 240 registers).
     pub const fn dq_chunk(&self) -> u32 {
         if self.head_dim > 128 {
             64
+        } else {
+            self.dq_columns()
+        }
+    }
+
+    /// Whether the fused dQ sums each query tile over the cube's keys, each warpgroup taking
+    /// half of dQ's columns, rather than over each warpgroup's own 64 keys: one reduction
+    /// of each dQ element a tile per cube instead of one per warpgroup. The split pass's dK
+    /// launch at D of 128 or more (halves of whole 64-column blocks), where the reductions
+    /// set the pace (`docs/PERF.md`); its warpgroups then meet at each tile's dQ.
+    pub const fn dq_by_cube(&self) -> bool {
+        matches!(self.grads, DkdvGrads::DkOnly) && self.warpgroups == 2 && self.head_dim >= 128
+    }
+
+    /// Columns of dQ each warpgroup's fused dQ computes: half of D where
+    /// [`Self::dq_by_cube`], else all.
+    pub const fn dq_columns(&self) -> u32 {
+        if self.dq_by_cube() {
+            self.head_dim / 2
         } else {
             self.head_dim
         }
@@ -954,9 +974,14 @@ fn dkdv_consume<E: Float, N: Size, NA: Size>(
         }
         release_stage(empty, stage, stages);
         if comptime!(p.fused_dq) {
-            // The warpgroup's dSᵀ of the tile is in place; the other warpgroup goes its own
-            // pace (barriers 2 and 3).
-            named_barrier(2u32 + warpgroup, 128u32, false);
+            if comptime!(p.dq_by_cube()) {
+                // Every warpgroup's dSᵀ of the tile is in place.
+                named_barrier(1u32, comptime!(p.warpgroups * 128), false);
+            } else {
+                // The warpgroup's dSᵀ of the tile is in place; the other warpgroup goes its
+                // own pace (barriers 2 and 3).
+                named_barrier(2u32 + warpgroup, 128u32, false);
+            }
             let h = kvh * group + i / tiles;
             let head_base = b as usize * dq_acc.stride(0) + h as usize * dq_acc.stride(1);
             dq_tile::<E, NA>(
@@ -968,12 +993,13 @@ fn dkdv_consume<E: Float, N: Size, NA: Size>(
 }
 
 /// The fused dQ of one query tile (`q0..q0 + TILE` of the head at `head_base` in the
-/// accumulator): `dS·K` over this warpgroup's 64 keys, every column of dQ in chunks of
-/// [`WgmmaBwdParams::dq_chunk`], added to the f32 accumulator (each head in 8x8 blocks,
-/// `dq_block_offset`) by two-element atomics. A
-/// (`dS`, queries by keys) comes from the warpgroup's rows of the tile's `dSᵀ` in buffer
-/// `ds_buf` of `ds_s` through the transposing `ldmatrix`; B is the warpgroup's rows of the
-/// resident K, read MN-major (keys along K).
+/// accumulator): `dS·K` over this warpgroup's 64 keys and every column of dQ, or (where
+/// [`WgmmaBwdParams::dq_by_cube`]) over the cube's keys and this warpgroup's half of the
+/// columns, in chunks of [`WgmmaBwdParams::dq_chunk`], added to the f32 accumulator (each
+/// head in 8x8 blocks, `dq_block_offset`) by two-element atomics. A (`dS`, queries by keys)
+/// comes from the summed keys' rows of the tile's `dSᵀ` in buffer `ds_buf` of `ds_s` through
+/// the transposing `ldmatrix`; B is the same rows of the resident K, read MN-major (keys
+/// along K).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn dq_tile<E: Float, NA: Size>(
@@ -995,17 +1021,22 @@ fn dq_tile<E: Float, NA: Size>(
     let block_k = comptime!(p.rows());
     let ld = comptime!((TILE + 8) / 2);
     let cols = comptime!(p.dq_chunk());
+    let by_cube = comptime!(p.dq_by_cube());
+    // The keys summed: the cube's, or this warpgroup's 64; the columns: this warpgroup's
+    // half from `col_base`, or all.
+    let keys = comptime!(if by_cube { block_k } else { 64 });
+    let key_base = select(by_cube, 0u32, warpgroup * 64);
+    let col_base = select(by_cube, warpgroup * comptime!(p.dq_columns()), 0u32);
     let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
     // Matrices (transposed): key rows 0-7 | 8-15 by query columns 0-7 | 8-15 of the band,
     // which are A's four registers of one 16-key step.
     let lm_row = lane % 8;
     let lm_mat = lane / 8;
-    let lane_a = ds_buf
-        + (warpgroup * 64 + lm_row + 8 * (lm_mat / 2)) * ld
-        + (band * 16 + 8 * (lm_mat % 2)) / 2;
-    let mut a = Array::<Vector<E, Pair>>::new(16usize);
+    let lane_a =
+        ds_buf + (key_base + lm_row + 8 * (lm_mat / 2)) * ld + (band * 16 + 8 * (lm_mat % 2)) / 2;
+    let mut a = Array::<Vector<E, Pair>>::new(comptime!((keys / 4) as usize));
     #[unroll]
-    for kk in 0..4u32 {
+    for kk in 0..comptime!(keys / 16) {
         let at = (lane_a + comptime!(kk * 16 * ld)) as usize;
         let m = def.load_matrix::<Vector<E, Pair>, Pair>(
             &ds_s.slice(at, at + 4),
@@ -1019,21 +1050,28 @@ fn dq_tile<E: Float, NA: Size>(
         }
     }
     if comptime!(p.ds_buffers() == 1) {
-        // The warpgroup's next tile stores its dSᵀ into this buffer once every warp has read.
-        named_barrier(2u32 + warpgroup, 128u32, false);
+        // The next tile stores its dSᵀ into this buffer once every warp that reads it has.
+        if comptime!(by_cube) {
+            named_barrier(1u32, comptime!(p.warpgroups * 128), false);
+        } else {
+            named_barrier(2u32 + warpgroup, 128u32, false);
+        }
     }
     let g = lane / 4;
     let t = lane % 4;
     let mut acc = Array::<Vector<f32, Pair>>::new(comptime!((cols / 4) as usize));
     #[unroll]
-    for c in 0..comptime!(p.head_dim / cols) {
-        // This warpgroup's 64 rows of K (whole 1 KiB swizzle atoms into each 64-column
-        // block), from the chunk's first block.
+    for c in 0..comptime!(p.dq_columns() / cols) {
+        // The summed keys' rows of K (whole 1 KiB swizzle atoms into each 64-column block),
+        // from the chunk's first block.
         let k_mn = mn_sw128(
-            k_base + warpgroup * 8192u32 + comptime!(c * (cols / 64) * block_k * 128),
+            k_base
+                + key_base * 128u32
+                + (col_base / 64) * comptime!(block_k * 128)
+                + comptime!(c * (cols / 64) * block_k * 128),
             block_k,
         );
-        wgmma_start::<E, u16>(&a, &k_mn, &mut acc, cols, 64u32, PROXY_FENCE);
+        wgmma_start::<E, u16>(&a, &k_mn, &mut acc, cols, keys, PROXY_FENCE);
         wgmma_wait(&mut acc, token, false);
         #[unroll]
         for r in 0..2u32 {
@@ -1042,6 +1080,7 @@ fn dq_tile<E: Float, NA: Size>(
                 let lane_at =
                     (head_base + dq_block_offset(row, t * 2, comptime!(p.head_dim)) as usize) / 2;
                 // Each 8-column block of the row band is 64 floats further on.
+                let lane_at = lane_at + (col_base / 8 * 32) as usize;
                 #[unroll]
                 for j in 0..comptime!(cols / 8) {
                     dq_acc[lane_at + comptime!((c * cols / 8 + j) * 32) as usize]
@@ -1778,7 +1817,7 @@ mod tests {
     /// memory, and no dQ kernel runs. Below 256 nothing splits.
     #[test]
     fn head_dim_256_splits_into_two_launches() {
-        for (d, dv) in [(256, 256), (256, 128), (128, 256), (256, 64)] {
+        for (d, dv) in [(256, 256), (256, 128), (128, 256), (256, 64), (64, 256)] {
             for causal in [false, true] {
                 let p = params(d, dv, causal);
                 assert!(p.splits(), "{p:?}");
@@ -1797,7 +1836,12 @@ mod tests {
                     );
                 }
                 assert!(p.shared_bytes() + 1024 <= WgmmaFwdParams::SHARED_LIMIT);
-                assert_eq!(dk_pass.dq_chunk(), if d > 128 { 64 } else { d });
+                assert_eq!(dk_pass.dq_chunk(), 64);
+                // The cube sums each dQ tile over its 128 keys, a warpgroup a half of D, at
+                // D = 128 and 256; at 64 each warpgroup its own keys over all of D.
+                assert_eq!(dk_pass.dq_by_cube(), d >= 128);
+                assert_eq!(dk_pass.dq_columns(), if d >= 128 { d / 2 } else { d });
+                assert!(!dv_pass.dq_by_cube() && !p.dq_by_cube());
             }
         }
         // D = 256 with K alone: 64 KiB, against 128 KiB with V.
