@@ -386,9 +386,10 @@ impl Op for AttentionBwdOp {
             // warpgroup kernels run").
             let mut all = vec![AttentionBwdConfig::new(Variant::Mma, 64, 64), Self::wgmma()];
             // With dQ fused, up to D = 64: 2-12% ahead of the two kernels in most rows there
-            // on an H200, 6-14% behind at D = 128, where the atomics' L2 traffic (twice dQ's
-            // f32 size per 128-key block) outweighs the dQ kernel's two recomputed products
-            // (docs/PERF.md).
+            // on an H200. At D = 128, even summed over the cube's keys (dQ's f32 size in
+            // reductions per 128-key block), 0.91-1.04x the two kernels at 1k-8k: the
+            // reductions and the warpgroups' lockstep outweigh the dQ kernel's two
+            // recomputed products (docs/PERF.md).
             if head_dims(inv).is_ok_and(|(d, _)| d <= 64) {
                 all.push(Self::wgmma().with_fused_dq());
             }

@@ -240,11 +240,11 @@ impl WgmmaBwdParams {
 
     /// Whether the fused dQ sums each query tile over the cube's keys, each warpgroup taking
     /// half of dQ's columns, rather than over each warpgroup's own 64 keys: one reduction
-    /// of each dQ element a tile per cube instead of one per warpgroup. The split pass's dK
-    /// launch at D of 128 or more (halves of whole 64-column blocks), where the reductions
-    /// set the pace (`docs/PERF.md`); its warpgroups then meet at each tile's dQ.
+    /// of each dQ element a tile per cube instead of one per warpgroup. With dQ fused in two
+    /// warpgroups at D of 128 or more (halves of whole 64-column blocks), where the
+    /// reductions set the pace (`docs/PERF.md`); its warpgroups then meet at each tile's dQ.
     pub const fn dq_by_cube(&self) -> bool {
-        matches!(self.grads, DkdvGrads::DkOnly) && self.warpgroups == 2 && self.head_dim >= 128
+        self.fused_dq && self.warpgroups == 2 && self.head_dim >= 128
     }
 
     /// Columns of dQ each warpgroup's fused dQ computes: half of D where
