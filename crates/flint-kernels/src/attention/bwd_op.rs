@@ -292,8 +292,8 @@ impl Op for AttentionBwdOp {
         // Where the dK/dV pass splits in two launches (D = 256), 8 planes of 32x32: 5-11%
         // ahead of the other MMA tilings on an H200 at 2k and 8k, and with dQ fused into its
         // dK launch as a grid (where the atomics are) 25-28% ahead of that (docs/PERF.md).
-        // Before them, the warpgroup backward's split pass with dQ fused where it runs: 1.25-1.6x
-        // the fused grid on an H200 (docs/PERF.md).
+        // Before them, the warpgroup backward's split pass with dQ fused where it runs:
+        // 1.9-2.05x the fused grid on an H200 at 2k and 8k (docs/PERF.md).
         if Self::splits(inv) {
             if Self::wgmma_lengths(inv) {
                 tries.push(Self::wgmma().with_fused_dq());
@@ -395,8 +395,8 @@ impl Op for AttentionBwdOp {
             }
             return fitting(all);
         }
-        // At D = 256 the warpgroup backward's split pass (dQ fused) ran 1.25-1.6x the MMA
-        // split's fused grid on an H200 at 1k-8k, plain and causal (docs/PERF.md): the
+        // At D = 256 the warpgroup backward's split pass (dQ fused) ran 1.9-2.05x the MMA
+        // split's fused grid on an H200 at 2k and 8k, plain and causal (docs/PERF.md): the
         // fused grid stays beside it, and the other MMA tilings, which only lengthened first
         // use, go.
         let split_wgmma = Self::wgmma().with_fused_dq();

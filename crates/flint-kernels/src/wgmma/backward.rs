@@ -14,12 +14,14 @@
 //!   `dS = P ∘ (dP − delta)`, `dQ += dS·K`.
 //!
 //! Seven products per pair of tiles against the fused MMA kernel's five, but no atomics.
-//! With [`WgmmaBwdParams::fused_dq`] the dK/dV kernel also adds each tile's `dS·K` over its
-//! warpgroup's keys into an f32 accumulator by atomics, and the dQ kernel does not run: five
-//! products, at the price of twice dQ's f32 size in L2 reductions per 128-key block.
-//! Every tile arrives by TMA in 128-byte swizzled rows (`D` and `Dv` are 64 or 128; 96 runs
-//! as 128, TMA filling the extra columns with zeros and clipping them from its stores: see
-//! [`WgmmaBwdParams::head_pad`]), the layout `super::sw128_descriptor` reads K-major or
+//! With [`WgmmaBwdParams::fused_dq`] the dK/dV kernel also adds each tile's `dS·K` into an
+//! f32 accumulator by atomics (over each warpgroup's keys, or at D ≥ 128 over the cube's,
+//! [`WgmmaBwdParams::dq_by_cube`]), and the dQ kernel does not run: five products, at the
+//! price of dQ's f32 size in L2 reductions per block or two. At D = 256 the dK/dV pass runs
+//! as two launches, dV then dK with dQ fused ([`WgmmaBwdParams::splits`]).
+//! Every tile arrives by TMA in 128-byte swizzled rows (`D` and `Dv` are 64, 128 or 256; 96
+//! runs as 128, TMA filling the extra columns with zeros and clipping them from its stores:
+//! see [`WgmmaBwdParams::head_pad`]), the layout `super::sw128_descriptor` reads K-major or
 //! MN-major. In dK/dV each consumer waits
 //! for its products before the elementwise work (the other warpgroup keeps the tensor cores
 //! busy meanwhile), so masks are plain branches; dQ issues the next tile's scores before
@@ -133,7 +135,7 @@ impl WgmmaBwdParams {
 
     /// `dSᵀ` buffers of the fused dQ: two, so that a warp a tile ahead writes the other; one
     /// in the split pass's dK launch, where a second does not fit beside K, V and a stage
-    /// (each warpgroup then waits for its warps' reads before its next tile's stores).
+    /// (the warps that read it then meet before the next tile's stores).
     pub const fn ds_buffers(&self) -> u32 {
         if matches!(self.grads, DkdvGrads::DkOnly) {
             1

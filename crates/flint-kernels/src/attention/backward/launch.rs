@@ -412,19 +412,20 @@ fn launch_with<R: Runtime>(
                     "the wgmma backward's outputs must be tensor handles".to_string()
                 })
             };
-            // The fused dQ's accumulator; without it the kernel never touches this argument,
-            // so the LSE scratch stands in rather than a fresh allocation.
-            let acc = if params.fused_dq || params.splits() {
-                Some(DqAccumulator::new(client, problem, true, dispatch)?)
-            } else {
-                None
-            };
             // Where the pass splits, two launches (dV, then dK with dQ fused) of their own
             // rows a cube, and no dQ kernel.
             let passes = if params.splits() {
                 vec![params.dv_pass(), params.dk_pass()]
             } else {
                 vec![params]
+            };
+            // The fused dQ's accumulator, for any launch that fuses it; without it the kernel
+            // never touches this argument, so the LSE scratch stands in rather than a fresh
+            // allocation.
+            let acc = if passes.iter().any(|pass| pass.fused_dq) {
+                Some(DqAccumulator::new(client, problem, true, dispatch)?)
+            } else {
+                None
             };
             for pass in passes {
                 let a = args();
