@@ -1115,6 +1115,53 @@ fn wgmma_head_dim_256_gradients_match_reference_on_gpu() {
     });
 }
 
+/// The warpgroup backward at D = 32, in 64-byte swizzled rows (TMA's `SWIZZLE_64B`, 32-column
+/// boxes, the matching descriptors and `ldmatrix`/`stmatrix` addresses), both as two kernels
+/// and with dQ fused, bf16 and f16 against the f64 reference: partial blocks, GQA with causal
+/// masks both ways (rows that see no key), a window whose first key blocks see no query,
+/// D = 32 beside Dv = 64 and the reverse (each tensor's tiles at their own width), and many
+/// key blocks into the same dQ rows.
+#[test]
+#[cfg_attr(
+    not(feature = "cuda"),
+    ignore = "needs CUDA on an sm_90 GPU: warpgroup MMA (run with --features cuda)"
+)]
+fn wgmma_head_dim_32_gradients_match_reference_on_gpu() {
+    use flint::{AttentionBwdConfig, Variant};
+    if !gpu_limits().wgmma {
+        eprintln!(
+            "SKIPPED wgmma_head_dim_32_gradients_match_reference_on_gpu: no warpgroup MMA \
+             (sm_90)"
+        );
+        return;
+    }
+    let mut cases = vec![("plain d32 s300", Case::new(1, 2, 2, 300, 260, 32))];
+    let mut c = Case::new(1, 8, 2, 200, 333, 32);
+    c.opts.causal = true;
+    cases.push(("gqa4 causal sq<sk d32", c));
+    let mut c = Case::new(1, 4, 2, 330, 150, 32);
+    c.opts.causal = true;
+    cases.push(("gqa2 causal sq>sk (rows with no key) d32", c));
+    let mut c = Case::new(1, 2, 2, 260, 190, 32);
+    c.dv = 64;
+    cases.push(("d32 dv64", c));
+    let mut c = Case::new(1, 2, 1, 190, 260, 64);
+    c.dv = 32;
+    c.opts.causal = true;
+    cases.push(("d64 dv32 causal", c));
+    let mut c = Case::new(2, 4, 4, 200, 900, 32);
+    c.opts.window = (Some(100), Some(50));
+    cases.push(("window, key blocks no query sees d32", c));
+    cases.push((
+        "many key blocks into dQ d32",
+        Case::new(1, 2, 2, 140, 1100, 32),
+    ));
+    let wgmma = AttentionBwdConfig::new(Variant::Wgmma, 128, 128);
+    check_half_gradients_on(&[FloatDType::BF16, FloatDType::F16], cases, || {
+        vec![Some(wgmma), Some(wgmma.with_fused_dq())]
+    });
+}
+
 /// The warpgroup backward's cases, at both of its head dims: partial blocks, GQA with causal
 /// masks both ways (`Sq < Sk`, and `Sq > Sk` with rows that see no key), two head groups of a
 /// causal grid, a window with both bounds, `Dv` below `D`, and cubes of either persistent

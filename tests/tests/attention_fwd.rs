@@ -597,7 +597,7 @@ fn cooperative_matrix_kernel_matches_reference_on_gpu() {
 /// a window with both bounds
 /// (masked tiles before and after the plain ones), windows at D = 128 (a right bound
 /// past the diagonal, a window narrower than a tile), GQA, `Dv != D`, D = 96 and Dv = 96
-/// (run as 128), a negative
+/// (run as 128), D = 32 (64-byte swizzled rows; beside Dv = 64 and the reverse), a negative
 /// scale, which the launcher hands to the MMA kernel, and D = 256 (128x64 only, plain, causal
 /// both ways, several blocks a cube, a window, `Dv = 128`). CUDA on an sm_90 GPU only.
 #[test]
@@ -668,6 +668,24 @@ fn wgmma_kernel_matches_reference_on_gpu() {
     let mut c = Case::new(1, 2, 2, 192, 256, 128);
     c.opts.scale = Some(-0.1);
     cases.push(("negative scale (MMA fallback)", c));
+    // D = 32 in 64-byte swizzled rows (32-column boxes), alone and beside a Dv of 64, and
+    // the reverse; causal blocks several a cube, a window.
+    cases.push(("d32 s300", Case::new(1, 2, 2, 300, 260, 32)));
+    let mut c = Case::new(8, 16, 8, 384, 384, 32);
+    c.opts.causal = true;
+    cases.push(("gqa2 causal, several blocks per cube d32", c));
+    let mut c = Case::new(1, 4, 2, 330, 150, 32);
+    c.opts.causal = true;
+    cases.push(("gqa2 causal sq>sk (rows with no key) d32", c));
+    let mut c = Case::new(1, 2, 2, 260, 190, 32);
+    c.dv = 64;
+    cases.push(("dv 64 d32", c));
+    let mut c = Case::new(1, 2, 2, 190, 260, 64);
+    c.dv = 32;
+    cases.push(("dv 32 d64", c));
+    let mut c = Case::new(1, 2, 2, 600, 550, 32);
+    c.opts.window = (Some(150), Some(40));
+    cases.push(("window left 150 right 40 d32", c));
     let started = std::time::Instant::now();
     for dtype in [FloatDType::BF16, FloatDType::F16] {
         for (name, case) in &cases {

@@ -64,23 +64,53 @@ pub(crate) fn sw128_descriptor<B: Scalar>(
     lbo: u32,
     #[comptime] step_bytes: u32,
 ) -> Array<Vector<B, Pair>> {
+    sw_descriptor::<B>(addr, lbo, step_bytes, 128u32)
+}
+
+/// The bytes of a swizzled row of a tile `width` elements (16-bit) wide: 128 where the width
+/// is a multiple of 64 (TMA's `SWIZZLE_128B`, 64 columns a box), else 64 (`SWIZZLE_64B`, 32
+/// columns a box: D = 32, whose rows are 64 bytes).
+pub const fn sw_row_bytes(width: u32) -> u32 {
+    if width.is_multiple_of(64) { 128 } else { 64 }
+}
+
+/// The columns of one swizzled box of a tile `width` elements wide ([`sw_row_bytes`] / 2).
+pub const fn sw_cols(width: u32) -> u32 {
+    sw_row_bytes(width) / 2
+}
+
+/// [`sw128_descriptor`] for rows of `row_bytes` (128 or 64, [`sw_row_bytes`]): atoms of
+/// eight such rows, so `sbo` = 8 rows, and the layout type of that swizzle (1 for 128
+/// bytes, 2 for 64) in bits 62-63.
+#[cube]
+pub(crate) fn sw_descriptor<B: Scalar>(
+    addr: u32,
+    lbo: u32,
+    #[comptime] step_bytes: u32,
+    #[comptime] row_bytes: u32,
+) -> Array<Vector<B, Pair>> {
     let mut words = Array::<Vector<B, Pair>>::new(3usize);
     words[0] = Vector::reinterpret(((addr & 0x3ffff) >> 4) | (((lbo >> 4) & 0x3fff) << 16));
-    // SBO = 1024 bytes; layout type 1 (128-byte swizzle) in bits 62-63.
-    words[1] = Vector::reinterpret((1024u32 >> 4) | (1u32 << 30));
+    if comptime!(row_bytes == 128) {
+        // SBO = 1024 bytes; layout type 1 (128-byte swizzle) in bits 62-63.
+        words[1] = Vector::reinterpret((1024u32 >> 4) | (1u32 << 30));
+    } else {
+        // SBO = 512 bytes; layout type 2 (64-byte swizzle).
+        words[1] = Vector::reinterpret((512u32 >> 4) | (2u32 << 30));
+    }
     words[2] = Vector::reinterpret(comptime!(step_bytes >> 4));
     words
 }
 
-/// Issues `acc = A · Bᵀ` in the SS form with both operands K-major in 128-byte swizzled rows
-/// ([`sw128_descriptor`]): A is the warpgroup's 64 rows from `a_addr` in a buffer of `a_rows`
-/// rows, B `n` rows from `b_addr` in one of `b_rows`, each `width` wide (a multiple of 64;
-/// the buffers hold 64 columns a block, one block after the other), `acc` overwritten. One
-/// commit group per 64 columns: a descriptor's k-steps advance within a row only.
+/// Issues `acc = A · Bᵀ` in the SS form with both operands K-major in swizzled rows
+/// ([`sw_descriptor`], rows of [`sw_row_bytes`]`(width)`): A is the warpgroup's 64 rows from
+/// `a_addr` in a buffer of `a_rows` rows, B `n` rows from `b_addr` in one of `b_rows`, each
+/// `width` wide (the buffers hold [`sw_cols`] columns a box, one box after the other), `acc`
+/// overwritten. One commit group per box: a descriptor's k-steps advance within a row only.
 /// `proxy_fence` as in [`wgmma_issue`].
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn issue_ss_sw128<E: Float>(
+pub(crate) fn issue_ss_sw<E: Float>(
     a_addr: u32,
     b_addr: u32,
     acc: &mut Array<Vector<f32, Pair>>,
@@ -90,23 +120,35 @@ pub(crate) fn issue_ss_sw128<E: Float>(
     #[comptime] width: u32,
     #[comptime] proxy_fence: bool,
 ) {
-    // The first block starts the product from zero (`wgmma_ss_start`).
-    let a0 = sw128_descriptor::<u16>(a_addr, 16u32, 32u32);
-    let b0 = sw128_descriptor::<E>(b_addr, 16u32, 32u32);
-    wgmma_ss_start::<E>(&a0, &b0, acc, n, 64u32, proxy_fence);
+    let row_bytes = comptime!(sw_row_bytes(width));
+    let cols = comptime!(sw_cols(width));
+    // The first box starts the product from zero (`wgmma_ss_start`).
+    let a0 = sw_descriptor::<u16>(a_addr, 16u32, 32u32, row_bytes);
+    let b0 = sw_descriptor::<E>(b_addr, 16u32, 32u32, row_bytes);
+    wgmma_ss_start::<E>(&a0, &b0, acc, n, cols, proxy_fence);
     #[unroll]
-    for c in 1..comptime!(width / 64) {
-        let a = sw128_descriptor::<u16>(a_addr + c * comptime!(a_rows * 128), 16u32, 32u32);
-        let b = sw128_descriptor::<E>(b_addr + c * comptime!(b_rows * 128), 16u32, 32u32);
-        wgmma_ss_issue::<E>(&a, &b, acc, n, 64u32, proxy_fence);
+    for c in 1..comptime!(width / cols) {
+        let a = sw_descriptor::<u16>(
+            a_addr + c * comptime!(a_rows * row_bytes),
+            16u32,
+            32u32,
+            row_bytes,
+        );
+        let b = sw_descriptor::<E>(
+            b_addr + c * comptime!(b_rows * row_bytes),
+            16u32,
+            32u32,
+            row_bytes,
+        );
+        wgmma_ss_issue::<E>(&a, &b, acc, n, cols, proxy_fence);
     }
 }
 
-/// [`issue_ss_sw128`] with A in registers: `a` holds the warpgroup's `width / 16` k-steps
-/// of four pairs (as `ldmatrix` loads them from the swizzled tile), so that only B is read
-/// from shared memory. One commit group per 64 columns, `acc` overwritten.
+/// [`issue_ss_sw`] with A in registers: `a` holds the warpgroup's `width / 16` k-steps of
+/// four pairs (as `ldmatrix` loads them from the swizzled tile), so that only B is read from
+/// shared memory. One commit group per box, `acc` overwritten.
 #[cube]
-pub(crate) fn issue_rs_sw128<E: Float>(
+pub(crate) fn issue_rs_sw<E: Float>(
     a: &Array<Vector<E, Pair>>,
     b_addr: u32,
     acc: &mut Array<Vector<f32, Pair>>,
@@ -115,34 +157,57 @@ pub(crate) fn issue_rs_sw128<E: Float>(
     #[comptime] width: u32,
     #[comptime] proxy_fence: bool,
 ) {
-    let a0 = a_block::<E>(a, 0u32);
-    let b0 = sw128_descriptor::<E>(b_addr, 16u32, 32u32);
-    wgmma_start::<E, E>(&a0, &b0, acc, n, 64u32, proxy_fence);
+    let row_bytes = comptime!(sw_row_bytes(width));
+    let cols = comptime!(sw_cols(width));
+    let a0 = a_block::<E>(a, 0u32, cols);
+    let b0 = sw_descriptor::<E>(b_addr, 16u32, 32u32, row_bytes);
+    wgmma_start::<E, E>(&a0, &b0, acc, n, cols, proxy_fence);
     #[unroll]
-    for c in 1..comptime!(width / 64) {
-        let ac = a_block::<E>(a, c);
-        let b = sw128_descriptor::<E>(b_addr + c * comptime!(b_rows * 128), 16u32, 32u32);
-        wgmma_issue::<E, E>(&ac, &b, acc, n, 64u32, proxy_fence);
+    for c in 1..comptime!(width / cols) {
+        let ac = a_block::<E>(a, c, cols);
+        let b = sw_descriptor::<E>(
+            b_addr + c * comptime!(b_rows * row_bytes),
+            16u32,
+            32u32,
+            row_bytes,
+        );
+        wgmma_issue::<E, E>(&ac, &b, acc, n, cols, proxy_fence);
     }
 }
 
-/// The four k-steps of A's 64-column block `c`: a descriptor's k-steps stay within a
-/// block, so each block is a product of its own.
+/// The k-steps of A's box `c` of `cols` columns (four pairs a step): a descriptor's k-steps
+/// stay within a box, so each box is a product of its own.
 #[cube]
-fn a_block<E: Float>(a: &Array<Vector<E, Pair>>, c: u32) -> Array<Vector<E, Pair>> {
-    let mut part = Array::<Vector<E, Pair>>::new(16usize);
+fn a_block<E: Float>(
+    a: &Array<Vector<E, Pair>>,
+    c: u32,
+    #[comptime] cols: u32,
+) -> Array<Vector<E, Pair>> {
+    let pairs = comptime!(cols / 4);
+    let mut part = Array::<Vector<E, Pair>>::new(pairs as usize);
     #[unroll]
-    for x in 0..16u32 {
-        part[x as usize] = a[(c * 16 + x) as usize];
+    for x in 0..pairs {
+        part[x as usize] = a[(c * pairs + x) as usize];
     }
     part
 }
 
-/// An MN-major B in 128-byte swizzled rows: `rows` rows (K) from `addr`, 64-element blocks of
-/// N `rows · 128` bytes apart, k-steps of sixteen rows.
+/// An MN-major B in swizzled rows of a tile `width` wide ([`sw_row_bytes`]): `rows` rows (K)
+/// from `addr`, boxes of [`sw_cols`] elements of N `rows` rows apart, k-steps of sixteen
+/// rows.
 #[cube]
-pub(crate) fn mn_sw128(addr: u32, #[comptime] rows: u32) -> Array<Vector<u16, Pair>> {
-    sw128_descriptor::<u16>(addr, comptime!(rows * 128), 2048u32)
+pub(crate) fn mn_sw(
+    addr: u32,
+    #[comptime] rows: u32,
+    #[comptime] width: u32,
+) -> Array<Vector<u16, Pair>> {
+    let row_bytes = comptime!(sw_row_bytes(width));
+    sw_descriptor::<u16>(
+        addr,
+        comptime!(rows * row_bytes),
+        comptime!(16 * row_bytes),
+        row_bytes,
+    )
 }
 
 /// `acc += A · B` for one warpgroup: `64 x n x k`, A's `k / 16` steps in `a` (four pairs

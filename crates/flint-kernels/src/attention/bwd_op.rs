@@ -268,8 +268,9 @@ impl Op for AttentionBwdOp {
         // dK/dV kernel one too (the next block's K and V under this one's queries). 19: the
         // MMA backward at D = 256, its dK/dV pass in two launches (it ran the portable
         // kernel there, 20x slower). 20: the warpgroup backward at D = 256 (its dK/dV pass
-        // split, dQ fused into the dK launch).
-        20
+        // split, dQ fused into the dK launch). 21: the warpgroup backward at D = 32 (64-byte
+        // swizzled rows; it ran MMA 64x64 there); re-tune.
+        21
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionBwdConfig, String> {
@@ -280,13 +281,18 @@ impl Op for AttentionBwdOp {
         // as much) the fused grid with 128-query tiles from 1k queries where it fits, else
         // the two-kernel 64x64, which the tuner also picked at D = 32.
         // Before all of them, the warpgroup-MMA backward where it runs the call (sm_90a, D
-        // and Dv 64, 96 or 128; `check` refuses it elsewhere): the tuner's pick there,
-        // 1.4-1.6x the fused grid at D = 128 (run122).
+        // and Dv 32, 64, 96 or 128; `check` refuses it elsewhere): the tuner's pick there,
+        // 1.4-1.6x the fused grid at D = 128 (run122). At D = 32 its fused dQ first: the
+        // tuner's pick at every size of an H200 sweep, 1.11-1.19x the two kernels (bf16,
+        // 1k-8k, causal and not; docs/PERF.md).
         let seq_q = inv.signature().size("seq_q").unwrap_or(0);
-        let d = head_dims(inv).map_or(0, |(d, _)| d);
+        let (d, dv) = head_dims(inv).unwrap_or((0, 0));
         let (wide, tall) = (d >= 128, d == 64);
         let mut tries = Vec::new();
         if Self::wgmma_lengths(inv) {
+            if d.max(dv) == 32 {
+                tries.push(Self::wgmma().with_fused_dq());
+            }
             tries.push(Self::wgmma());
         }
         // Where the dK/dV pass splits in two launches (D = 256), 8 planes of 32x32: 5-11%
@@ -534,17 +540,17 @@ impl Op for AttentionBwdOp {
                     ));
                 }
                 for (name, x) in [("head_dim", d), ("val_dim", dv)] {
-                    if !matches!(x, 64 | 96 | 128 | 256) {
+                    if !matches!(x, 32 | 64 | 96 | 128 | 256) {
                         return Err(format!(
-                            "{name} {x} is not 64, 96, 128 or 256 (the wgmma backward; 96 runs \
-                             padded to 128)"
+                            "{name} {x} is not 32, 64, 96, 128 or 256 (the wgmma backward; 96 \
+                             runs padded to 128)"
                         ));
                     }
                 }
                 // The fused dQ's accumulator and its atomics have no padded columns.
                 if c.fused_dq && (d == 96 || dv == 96) {
                     return Err(format!(
-                        "the wgmma fused_dq needs head dims 64, 128 or 256; got {d}/{dv}"
+                        "the wgmma fused_dq needs head dims 32, 64, 128 or 256; got {d}/{dv}"
                     ));
                 }
                 // At 256 the dK/dV pass splits in two launches and dQ rides in the second:
@@ -1195,7 +1201,7 @@ mod tests {
         hopper.check(&call(96), &wgmma).unwrap();
         let e = hopper.check(&call(96), &wgmma.with_fused_dq()).unwrap_err();
         assert!(e.contains("fused_dq"), "{e}");
-        assert!(hopper.check(&call(32), &wgmma).is_err());
+        assert!(hopper.check(&call(48), &wgmma).is_err());
         let p = wgmma.wgmma_params(96, 96);
         assert_eq!(
             (p.head_dim, p.head_pad, p.val_dim, p.val_pad),
@@ -1204,6 +1210,49 @@ mod tests {
         let p = wgmma.wgmma_params(128, 64);
         assert_eq!((p.head_pad, p.val_pad), (0, 0));
         assert!(hopper.candidates(&call(96)).contains(&wgmma));
+    }
+
+    /// D = 32 runs the warpgroup backward as it is, in 64-byte swizzled rows (padding to 64
+    /// would double its products), with or without the fused dQ; so does a D = 32 beside a
+    /// Dv of 64, each tensor's tiles at their own width.
+    #[test]
+    fn the_warpgroup_backward_runs_head_dim_32_in_64_byte_rows() {
+        let hopper = AttentionBwdOp::new(DeviceLimits {
+            wgmma: true,
+            ..h100(true).limits
+        });
+        let wgmma = AttentionBwdOp::wgmma();
+        hopper.check(&call(32), &wgmma).unwrap();
+        hopper.check(&call(32), &wgmma.with_fused_dq()).unwrap();
+        let p = wgmma.wgmma_params(32, 64);
+        assert_eq!(
+            (p.head_dim, p.head_pad, p.val_dim, p.val_pad),
+            (32, 0, 64, 0)
+        );
+        assert!(!p.splits() && !p.dq_by_cube());
+        assert_eq!(
+            (crate::wgmma::sw_row_bytes(32), crate::wgmma::sw_cols(32)),
+            (64, 32)
+        );
+        assert_eq!(
+            (crate::wgmma::sw_row_bytes(64), crate::wgmma::sw_cols(256)),
+            (128, 64)
+        );
+        let candidates = hopper.candidates(&call(32));
+        assert!(candidates.contains(&wgmma));
+        assert!(candidates.contains(&wgmma.with_fused_dq()));
+        // The fused form first where the atomics are, else the two kernels.
+        let atomics = AttentionBwdOp::new(DeviceLimits {
+            wgmma: true,
+            ..h100(true).limits
+        });
+        assert_eq!(atomics.heuristic(&call(32)).unwrap(), wgmma.with_fused_dq());
+        let no_atomics = AttentionBwdOp::new(DeviceLimits {
+            wgmma: true,
+            ..h100(false).limits
+        });
+        assert_eq!(no_atomics.heuristic(&call(32)).unwrap(), wgmma);
+        assert_eq!(atomics.heuristic(&call(64)).unwrap(), wgmma);
     }
 
     #[test]

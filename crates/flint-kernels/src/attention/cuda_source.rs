@@ -837,7 +837,9 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                 (3, 64, 128, false),
                 (3, 64, 128, true),
                 (2, 64, 256, false),
-                (2, 64, 256, true)
+                (2, 64, 256, true),
+                (2, 128, 32, false),
+                (3, 64, 32, true)
             ],
             true,
             |a: &mut Args, d: usize, causal: bool| -> Result<_, String> {
@@ -853,9 +855,16 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
             [()],
             [()]
         );
-        // The backward's two kernels, causal and not: D = 128 (two consumer warpgroups), and
-        // D = 256's split dK/dV pass (no dQ kernel).
-        for (d, causal) in [(128u32, false), (128, true), (256, false), (256, true)] {
+        // The backward's two kernels, causal and not: D = 128 (two consumer warpgroups),
+        // D = 256's split dK/dV pass (no dQ kernel), and D = 32 (64-byte swizzled rows).
+        for (d, causal) in [
+            (128u32, false),
+            (128, true),
+            (256, false),
+            (256, true),
+            (32, false),
+            (32, true),
+        ] {
             use crate::wgmma::backward::{
                 WgmmaBwdParams, attention_bwd_dkdv_wgmma as kv, attention_bwd_dq_wgmma as q,
             };
@@ -1342,7 +1351,7 @@ mod tests {
         let client = WgpuRuntime::client(&WgpuDevice::default());
         assert!(crate::wgmma::compiler_emits_wgmma(&client));
         let sources = super::wgmma_cuda_sources().expect("the wgmma kernels compile");
-        assert_eq!(sources.len(), 24);
+        assert_eq!(sources.len(), 32);
         // For ptxas by hand (`scripts/device/local_ptxas.sh`'s tools): the sources as files.
         if let Ok(dir) = std::env::var("FLINT_DUMP_WGMMA") {
             for (name, source) in &sources {
@@ -1365,6 +1374,7 @@ mod tests {
             // D = 256's split launches store their gradients plainly.
             let split = name.starts_with("attention_bwd_dkdv_wgmma_d256");
             let staged = name.starts_with("attention_fwd_wgmma_pipelined_d128_wg2_kv128")
+                || name.starts_with("attention_fwd_wgmma_pipelined_d32_wg2_kv128")
                 || (name.starts_with("attention_bwd_") && !split);
             for needle in [
                 "__stmatrix_m8n8___nv_bfloat16_4x(reinterpret_cast",

@@ -358,7 +358,9 @@ impl Op for AttentionFwdOp {
         // 16: decoding's one-plane cubes are also timed at about 384 cubes; re-tune.
         // 17: the warpgroup variant at D = 256 (128x64), and at D = 96 in swizzled rows
         // padded to 128; re-tune.
-        17
+        // 18: the warpgroup variant's D = 32 copies in 64-byte swizzled rows (16-byte columns
+        // before), with O by TMA store at 128x128; re-tune.
+        18
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionFwdConfig, String> {

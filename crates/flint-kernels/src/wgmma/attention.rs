@@ -162,15 +162,16 @@ impl WgmmaFwdParams {
         }
     }
 
-    /// Whether the TMA copies land in 128-byte swizzled rows (`super::sw128_descriptor`):
-    /// 64-element columns, one copy per 128 bytes of a row instead of per 16, which halves
-    /// the L2 traffic of the 16-byte boxes (each fetched a 32-byte sector for half of it).
-    /// Needs `D` and `Dv` multiples of 64; the others keep the 16-byte columns.
+    /// Whether the TMA copies land in swizzled rows (`super::sw_descriptor`): 64-element
+    /// columns in 128-byte rows, or at a width of 32 the whole 64-byte row
+    /// (`super::sw_row_bytes`), one copy per box row instead of one per 16 bytes, which
+    /// halves the L2 traffic of the 16-byte boxes (each fetched a 32-byte sector for half of
+    /// it). Needs `D` and `Dv` of 32 or multiples of 64; the others keep the 16-byte columns.
     pub const fn swizzle(&self) -> bool {
-        self.pipelined
-            && self.tma
-            && self.head_dim.is_multiple_of(64)
-            && self.val_dim.is_multiple_of(64)
+        const fn rows_swizzle(x: u32) -> bool {
+            x == 32 || x.is_multiple_of(64)
+        }
+        self.pipelined && self.tma && rows_swizzle(self.head_dim) && rows_swizzle(self.val_dim)
     }
 
     /// Whether each product needs a proxy fence first (`super::wgmma_issue`): `cp.async`

@@ -19,10 +19,11 @@
 //! [`WgmmaBwdParams::dq_by_cube`]), and the dQ kernel does not run: five products, at the
 //! price of dQ's f32 size in L2 reductions per block or two. At D = 256 the dK/dV pass runs
 //! as two launches, dV then dK with dQ fused ([`WgmmaBwdParams::splits`]).
-//! Every tile arrives by TMA in 128-byte swizzled rows (`D` and `Dv` are 64, 128 or 256; 96
+//! Every tile arrives by TMA in swizzled rows (`D` and `Dv` are 32, 64, 128 or 256; 96
 //! runs as 128, TMA filling the extra columns with zeros and clipping them from its stores:
-//! see [`WgmmaBwdParams::head_pad`]), the layout `super::sw128_descriptor` reads K-major or
-//! MN-major. In dK/dV each consumer waits
+//! see [`WgmmaBwdParams::head_pad`]), the layout `super::sw_descriptor` reads K-major or
+//! MN-major: rows of 128 bytes, or of 64 where a tile is 32 columns wide
+//! (`super::sw_row_bytes`). In dK/dV each consumer waits
 //! for its products before the elementwise work (the other warpgroup keeps the tensor cores
 //! busy meanwhile), so masks are plain branches; dQ issues the next tile's scores before
 //! its `dQ` product, as the forward does. Windows (causal included)
@@ -36,12 +37,12 @@ use cubecl::prelude::*;
 
 use super::attention::WgmmaFwdParams;
 use super::pipelined::{
-    key_tiles, load_a_sw128, mask_scores, paired_block, release_stage, stage_barriers, stage_sw128,
-    store_sw128, tma_boxes, to_operand, wait_stage,
+    key_tiles, load_a_sw, mask_scores, paired_block, release_stage, stage_barriers, stage_sw,
+    store_sw, tma_boxes, to_operand, wait_stage,
 };
 use super::{
-    issue_rs_sw128, issue_ss_sw128, mn_sw128, named_barrier, order_before_wait, set_max_registers,
-    smem_address, wgmma_issue, wgmma_start, wgmma_wait,
+    issue_rs_sw, issue_ss_sw, mn_sw, named_barrier, order_before_wait, set_max_registers,
+    smem_address, sw_cols, sw_row_bytes, wgmma_issue, wgmma_start, wgmma_wait,
 };
 use crate::attention::backward::mma::{DkdvGrads, dq_block_offset};
 use crate::attention::forward::mma::{Pair, exp2, write_pair};
@@ -360,7 +361,7 @@ fn stage_pair<E: Float, N: Size>(
                 start,
                 TILE,
                 a_width,
-                64u32,
+                comptime!(sw_cols(a_width)),
             );
             tma_boxes::<E, N>(
                 b_map,
@@ -372,7 +373,7 @@ fn stage_pair<E: Float, N: Size>(
                 start,
                 TILE,
                 b_width,
-                64u32,
+                comptime!(sw_cols(b_width)),
             );
         }
     }
@@ -421,7 +422,7 @@ fn copy_resident<E: Float, N: Size>(
                 first,
                 rows,
                 p.head_dim,
-                64u32,
+                comptime!(sw_cols(p.head_dim)),
             );
             if comptime!(with_b) {
                 tma_boxes::<E, N>(
@@ -434,7 +435,7 @@ fn copy_resident<E: Float, N: Size>(
                     first,
                     rows,
                     p.val_dim,
-                    64u32,
+                    comptime!(sw_cols(p.val_dim)),
                 );
             }
         }
@@ -734,7 +735,7 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
                         let mut scale = Array::<f32>::new(2usize);
                         scale[0] = s.scale;
                         scale[1] = s.scale;
-                        stage_sw128::<E, N>(
+                        stage_sw::<E, N>(
                             &dk_acc,
                             &scale,
                             &mut k_s,
@@ -744,7 +745,7 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
                         );
                         scale[0] = 1.0f32;
                         scale[1] = 1.0f32;
-                        stage_sw128::<E, N>(
+                        stage_sw::<E, N>(
                             &dv_acc,
                             &scale,
                             &mut v_s,
@@ -754,7 +755,7 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
                         );
                         named_barrier(1u32, consumers, false);
                         if tid == 0 {
-                            store_sw128::<E, N>(
+                            store_sw::<E, N>(
                                 &k_s,
                                 slot * k_vectors,
                                 dk_map,
@@ -764,7 +765,7 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
                                 block_k,
                                 p.head_dim,
                             );
-                            store_sw128::<E, N>(
+                            store_sw::<E, N>(
                                 &v_s,
                                 slot * v_vectors,
                                 dv_map,
@@ -842,14 +843,18 @@ fn dkdv_consume<E: Float, N: Size, NA: Size>(
     let steps = tiles * group;
     let mut token = SharedMemory::<f32>::new(1usize);
     // This warpgroup's 64 keys of buffer `slot` as the A operand of Sᵀ = K·Qᵀ and
-    // dPᵀ = V·dOᵀ. In 128-byte swizzled rows: 64 rows are 512 vectors.
+    // dPᵀ = V·dOᵀ. In swizzled rows of 128 (64) bytes, 64 rows are 512 (256) vectors.
     let warpgroup = plane / 4;
     let k_first_vector = slot * comptime!(block_k * p.head_dim / 8);
     let v_first_vector = slot * comptime!(block_k * p.val_dim / 8);
-    let k_addr =
-        smem_address::<E, N>(&k_s.slice((k_first_vector + warpgroup * 512) as usize, 1usize));
-    let v_addr =
-        smem_address::<E, N>(&v_s.slice((v_first_vector + warpgroup * 512) as usize, 1usize));
+    let k_addr = smem_address::<E, N>(&k_s.slice(
+        (k_first_vector + warpgroup * comptime!(4 * sw_row_bytes(p.head_dim))) as usize,
+        1usize,
+    ));
+    let v_addr = smem_address::<E, N>(&v_s.slice(
+        (v_first_vector + warpgroup * comptime!(4 * sw_row_bytes(p.val_dim))) as usize,
+        1usize,
+    ));
     let q_addr = smem_address::<E, N>(&q_s.slice(0usize, 1usize));
     let k_base = smem_address::<E, N>(&k_s.slice(k_first_vector as usize, 1usize));
     let do_addr = smem_address::<E, N>(&do_s.slice(0usize, 1usize));
@@ -878,7 +883,7 @@ fn dkdv_consume<E: Float, N: Size, NA: Size>(
         wait_stage(full, stage, n / stages, stages);
         let q_tile = q_addr + stage * q_tile_bytes;
         let do_tile = do_addr + stage * do_tile_bytes;
-        issue_ss_sw128::<E>(
+        issue_ss_sw::<E>(
             k_addr,
             q_tile,
             &mut s_acc,
@@ -889,7 +894,7 @@ fn dkdv_consume<E: Float, N: Size, NA: Size>(
             PROXY_FENCE,
         );
         if comptime!(p.grads.dk()) {
-            issue_ss_sw128::<E>(
+            issue_ss_sw::<E>(
                 v_addr,
                 do_tile,
                 &mut dp_acc,
@@ -944,8 +949,8 @@ fn dkdv_consume<E: Float, N: Size, NA: Size>(
                 }
             }
         }
-        let do_mn = mn_sw128(do_tile, TILE);
-        let q_mn = mn_sw128(q_tile, TILE);
+        let do_mn = mn_sw(do_tile, TILE, p.val_dim);
+        let q_mn = mn_sw(q_tile, TILE, p.head_dim);
         if comptime!(p.grads.dv()) {
             wgmma_issue::<E, u16>(&p_frag, &do_mn, dv_acc, p.val_dim, TILE, PROXY_FENCE);
         }
@@ -1061,17 +1066,20 @@ fn dq_tile<E: Float, NA: Size>(
     }
     let g = lane / 4;
     let t = lane % 4;
+    let row_bytes = comptime!(sw_row_bytes(p.head_dim));
+    let box_cols = comptime!(sw_cols(p.head_dim));
     let mut acc = Array::<Vector<f32, Pair>>::new(comptime!((cols / 4) as usize));
     #[unroll]
     for c in 0..comptime!(p.dq_columns() / cols) {
         // The summed keys' rows of K (whole 1 KiB swizzle atoms into each 64-column block),
         // from the chunk's first block.
-        let k_mn = mn_sw128(
+        let k_mn = mn_sw(
             k_base
-                + key_base * 128u32
-                + (col_base / 64) * comptime!(block_k * 128)
-                + comptime!(c * (cols / 64) * block_k * 128),
+                + key_base * row_bytes
+                + (col_base / box_cols) * comptime!(block_k * row_bytes)
+                + comptime!(c * (cols / box_cols) * block_k * row_bytes),
             block_k,
+            p.head_dim,
         );
         wgmma_start::<E, u16>(&a, &k_mn, &mut acc, cols, keys, PROXY_FENCE);
         wgmma_wait(&mut acc, token, false);
@@ -1380,7 +1388,7 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
                         let mut scale = Array::<f32>::new(2usize);
                         scale[0] = s.scale;
                         scale[1] = s.scale;
-                        stage_sw128::<E, N>(
+                        stage_sw::<E, N>(
                             &dq_acc,
                             &scale,
                             &mut q_s,
@@ -1390,7 +1398,7 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
                         );
                         named_barrier(1u32, consumers, false);
                         if tid == 0 {
-                            store_sw128::<E, N>(
+                            store_sw::<E, N>(
                                 &q_s,
                                 slot * q_vectors,
                                 dq_map,
@@ -1507,14 +1515,14 @@ fn dq_consume<E: Float, N: Size>(
     let mut q_frag = Array::<Vector<E, Pair>>::new(comptime!((p.head_dim / 4) as usize));
     let mut do_frag = Array::<Vector<E, Pair>>::new(comptime!((p.val_dim / 4) as usize));
     let rows = comptime!(p.rows());
-    load_a_sw128::<E, N>(
+    load_a_sw::<E, N>(
         q_s,
         &mut q_frag,
         slot * comptime!(rows * p.head_dim / 8),
         rows,
         p.head_dim,
     );
-    load_a_sw128::<E, N>(
+    load_a_sw::<E, N>(
         do_s,
         &mut do_frag,
         slot * comptime!(rows * p.val_dim / 8),
@@ -1634,7 +1642,7 @@ fn dq_consume<E: Float, N: Size>(
     let stages = comptime!(p.dq_stages());
     let k_tile_bytes = comptime!(TILE * p.head_dim * 2);
     let stage = (base + j) % stages;
-    let k_mn = mn_sw128(k_addr + stage * k_tile_bytes, TILE);
+    let k_mn = mn_sw(k_addr + stage * k_tile_bytes, TILE, p.head_dim);
     wgmma_issue::<E, u16>(&ds_frag, &k_mn, dq_acc, p.head_dim, TILE, PROXY_FENCE);
     wgmma_wait(dq_acc, &mut token, false);
     release_stage(empty, stage, stages);
@@ -1668,8 +1676,8 @@ fn dq_issue_scores<E: Float>(
     wait_stage(full, stage, i / stages, stages);
     let k_tile = k_addr + stage * k_tile_bytes;
     let v_tile = v_addr + stage * v_tile_bytes;
-    issue_rs_sw128::<E>(q_frag, k_tile, s_acc, TILE, TILE, p.head_dim, PROXY_FENCE);
-    issue_rs_sw128::<E>(do_frag, v_tile, dp_acc, TILE, TILE, p.val_dim, PROXY_FENCE);
+    issue_rs_sw::<E>(q_frag, k_tile, s_acc, TILE, TILE, p.head_dim, PROXY_FENCE);
+    issue_rs_sw::<E>(do_frag, v_tile, dp_acc, TILE, TILE, p.val_dim, PROXY_FENCE);
 }
 
 /// `dS = exp2(S · scale · log2 e − lse2) ∘ (dP − delta)` into `dp` (f32), row by row
@@ -1743,7 +1751,7 @@ fn dq_step<E: Float>(
         p,
     );
     let stage = (base + j) % stages;
-    let k_mn = mn_sw128(k_addr + stage * k_tile_bytes, TILE);
+    let k_mn = mn_sw(k_addr + stage * k_tile_bytes, TILE, p.head_dim);
     wgmma_issue::<E, u16>(ds_frag, &k_mn, dq_acc, p.head_dim, TILE, PROXY_FENCE);
     // The two score groups are the older ones: done once at most one (dQ) is left.
     wgmma_wait(s_acc, token, true);

@@ -534,7 +534,9 @@ fn attention_launcher<'a, R: Runtime>(
             let Ok(scalars) = scalars::<R>(&problem, (0, 0), 0) else {
                 return;
             };
-            let map = |h, rows| tile_map(&tensor_arg::<R>(h, shape), rows, bf16(), p.swizzle());
+            // One D for every tensor here (`attention_speed`'s square problems).
+            let sw = p.swizzle().then_some(p.head_dim);
+            let map = |h, rows| tile_map(&tensor_arg::<R>(h, shape), rows, bf16(), sw);
             let (Some(q_map), Some(k_map), Some(v_map), Some(out_map)) = (
                 map(q, 64 * p.warpgroups as usize),
                 map(k, p.block_kv as usize),

@@ -57,9 +57,8 @@ use cubecl::prelude::*;
 
 use super::attention::{Ablation, LN_2, RESCALE_SLACK_LOG2, WgmmaFwdParams};
 use super::{
-    b_descriptor, descriptor, issue_rs_sw128, issue_ss_sw128, mn_sw128, named_barrier,
-    order_before_wait, set_max_registers, smem_address, tma_descriptor, wgmma_issue,
-    wgmma_ss_issue, wgmma_wait,
+    b_descriptor, descriptor, issue_rs_sw, issue_ss_sw, mn_sw, named_barrier, order_before_wait,
+    set_max_registers, smem_address, tma_descriptor, wgmma_issue, wgmma_ss_issue, wgmma_wait,
 };
 use crate::attention::forward::mma::copy_chunk;
 use crate::attention::forward::mma::{Pair, exp2, write_pair};
@@ -419,7 +418,7 @@ pub(super) fn stage_barriers(
 }
 
 /// Arms `barrier` for the bytes of `rows` rows of `width` (16-bit elements) and copies them
-/// by TMA ([`tma_boxes`]: in 128-byte swizzled rows where `swizzle`, else 16-byte columns).
+/// by TMA ([`tma_boxes`]: in swizzled rows where `swizzle`, else 16-byte columns).
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn tma_rows<E: Float, N: Size>(
@@ -435,14 +434,18 @@ fn tma_rows<E: Float, N: Size>(
     #[comptime] swizzle: bool,
 ) {
     let _ = barrier.arrive_and_expect_tx(1u32, comptime!(rows * width * 2));
-    let box_cols = comptime!(if swizzle { 64u32 } else { 8u32 });
+    let box_cols = comptime!(if swizzle {
+        crate::wgmma::sw_cols(width)
+    } else {
+        8u32
+    });
     tma_boxes::<E, N>(map, barrier, buf, to, b, h, start, rows, width, box_cols);
 }
 
 /// Issues the TMA copies of `rows` rows from `start` of head `h` of batch `b` (`width` wide)
 /// into `buf` from vector `to`, one per box of `box_cols` columns, counted on `barrier`, which
 /// the caller arms for their bytes: 8 (16-byte columns, [`super::tma_descriptor`]'s layout)
-/// or 64 (128-byte swizzled rows, [`super::sw128_descriptor`]'s), box `c` landing after the
+/// or [`super::sw_cols`] (swizzled rows, [`super::sw_descriptor`]'s), box `c` landing after the
 /// `c` before it. Rows past the tensor's end arrive as zeros.
 #[cube]
 #[allow(clippy::too_many_arguments)]
@@ -1006,7 +1009,7 @@ fn consume<E: Float, N: Size>(
     // swizzled rows, one vector a row with TMA's columns, eight core matrices of D / 8
     // vectors without).
     let q_row0 = comptime!(if p.swizzle() {
-        64 * 8
+        64 * crate::wgmma::sw_row_bytes(p.head_dim) / 16
     } else if p.tma {
         64
     } else {
@@ -1038,7 +1041,7 @@ fn consume<E: Float, N: Size>(
         1usize
     }));
     if comptime!(p.q_in_registers()) {
-        load_a_sw128::<E, N>(
+        load_a_sw::<E, N>(
             q_s,
             &mut q_frag,
             q_slot * comptime!(p.q_bytes() / 16),
@@ -1196,8 +1199,8 @@ fn consume<E: Float, N: Size>(
 
 /// [`write_rows`] through shared memory and TMA (`WgmmaFwdParams::tma_store`): once every
 /// consumer is past its last `P·V`, each warp stages its normalised rows of O in the block's
-/// last V buffer (`last % v_stages`, not yet released) by [`stage_sw128`], and one thread
-/// stores them by [`store_sw128`], then arrives on the buffer's `empty` barrier once the
+/// last V buffer (`last % v_stages`, not yet released) by [`stage_sw`], and one thread
+/// stores them by [`store_sw`], then arrives on the buffer's `empty` barrier once the
 /// copies have read it, so that the producer gets it back only then. 4-byte stores to global
 /// memory left the warps waiting on the load/store unit for about a sixth of the causal
 /// forward's time at 2k (`docs/PERF.md`). The LSE rows go out by [`finish_rows`].
@@ -1229,10 +1232,10 @@ fn store_rows_tma<E: Float, N: Size>(
     named_barrier(all, consumers, false);
     let inv = finish_rows(lse, l_run, m_run, row0, seq_q, b, h, scale_log2, neg_inf);
     let buf = (last % stages) * comptime!(p.block_kv * p.val_dim / 8);
-    stage_sw128::<E, N>(o_acc, &inv, v_s, buf, block_q, p.val_dim);
+    stage_sw::<E, N>(o_acc, &inv, v_s, buf, block_q, p.val_dim);
     named_barrier(all, consumers, false);
     if UNIT_POS_Y == 0 && UNIT_POS_X == 0 {
-        store_sw128::<E, N>(v_s, buf, out_map, b, h, q_first, block_q, p.val_dim);
+        store_sw::<E, N>(v_s, buf, out_map, b, h, q_first, block_q, p.val_dim);
         tma_group_commit();
         // The storing thread arrives last; the others go on to the next block (whose Q they
         // wait for anyway) instead of waiting for the copies at a barrier (4.7% of the
@@ -1244,14 +1247,15 @@ fn store_rows_tma<E: Float, N: Size>(
 
 /// Stages this warp's sixteen rows of an accumulator (`width` columns, pairs in the `m16n8`
 /// layout; rows `16 · UNIT_POS_Y` onward of a tile of `rows` rows), row half `r` times
-/// `scale[r]`, cast to `E`, by `stmatrix` x4 into `buf` from vector `base`: in TMA's 128-byte
-/// swizzled layout, boxes of `rows` rows by 64 columns one after another ([`store_sw128`]'s).
+/// `scale[r]`, cast to `E`, by `stmatrix` x4 into `buf` from vector `base`: in TMA's swizzled
+/// layout, boxes of `rows` rows by [`super::sw_cols`] columns one after another
+/// ([`store_sw`]'s).
 /// Lane `l` gives the row of block `l / 8` of each store: rows `l % 8` (+ 8 for odd blocks),
 /// columns of group `2j + l / 16` (eight columns each); the eight row addresses of a block
 /// land in eight different 16-byte chunks, so no bank conflicts. The caller makes the writes
 /// visible to TMA (`sync_async_proxy_shared`, then a barrier) before storing.
 #[cube]
-pub(super) fn stage_sw128<E: Float, N: Size>(
+pub(super) fn stage_sw<E: Float, N: Size>(
     acc: &Array<Vector<f32, Pair>>,
     scale: &Array<f32>,
     buf: &mut SharedMemory<Vector<E, N>>,
@@ -1272,7 +1276,7 @@ pub(super) fn stage_sw128<E: Float, N: Size>(
             cast[1] = E::cast_from(pair[1] * factor);
             regs[m as usize] = cast;
         }
-        let chunk = sw128_lane_chunk(base, j, rows);
+        let chunk = sw_lane_chunk(base, j, rows, width);
         def.store_matrix::<Vector<E, N>, Pair>(
             &mut buf.slice_mut(chunk as usize, chunk as usize + 1),
             &regs,
@@ -1286,23 +1290,33 @@ pub(super) fn stage_sw128<E: Float, N: Size>(
 
 /// The 16-byte chunk (a vector index from `base`) whose address this lane gives a
 /// four-matrix `stmatrix` or `ldmatrix` at columns `16j..16j + 16` of its warp's 16 rows, in a
-/// tile of `rows` rows in 128-byte swizzled rows: lanes `8m..8m + 8` address matrix `m`, rows
+/// tile of `rows` rows of `width` columns in swizzled rows (boxes of
+/// [`super::sw_cols`]`(width)` columns): lanes `8m..8m + 8` address matrix `m`, rows
 /// `8 (m % 2)` on and columns `8 (m / 2)` on, so that register `m` holds the pairs of an
-/// accumulator's (or A operand's) pair `4j + m`.
+/// accumulator's (or A operand's) pair `4j + m`. TMA's swizzle XORs a row's 16-byte chunk
+/// with bits 7 on of the row's byte offset within its eight-row atom: the row itself in
+/// 128-byte rows, half of it in 64-byte ones. Either way the eight rows of a matrix land in
+/// eight different 16-byte bank groups.
 #[cube]
-fn sw128_lane_chunk(base: u32, j: u32, #[comptime] rows: u32) -> u32 {
+fn sw_lane_chunk(base: u32, j: u32, #[comptime] rows: u32, #[comptime] width: u32) -> u32 {
     let lane = UNIT_POS_X;
     let quad = lane / 8;
     let tile_row = UNIT_POS_Y * 16 + lane % 8 + (quad % 2) * 8;
     let group = 2 * j + quad / 2;
-    base + (group / 8) * comptime!(rows * 8) + tile_row * 8 + ((group % 8) ^ (tile_row % 8))
+    if comptime!(crate::wgmma::sw_row_bytes(width) == 128) {
+        base + (group / 8) * comptime!(rows * 8) + tile_row * 8 + ((group % 8) ^ (tile_row % 8))
+    } else {
+        base + (group / 4) * comptime!(rows * 4)
+            + tile_row * 4
+            + ((group % 4) ^ ((tile_row / 2) % 4))
+    }
 }
 
-/// The inverse of [`stage_sw128`] for an A operand: each consumer warp's 16 rows of a tile
-/// that TMA put in 128-byte swizzled rows (`rows` rows of `width` columns from vector
+/// The inverse of [`stage_sw`] for an A operand: each consumer warp's 16 rows of a tile
+/// that TMA put in swizzled rows (`rows` rows of `width` columns from vector
 /// `base`), as `wgmma`'s A fragments (`width / 16` k-steps of four pairs), by `ldmatrix`.
 #[cube]
-pub(super) fn load_a_sw128<E: Float, N: Size>(
+pub(super) fn load_a_sw<E: Float, N: Size>(
     buf: &SharedMemory<Vector<E, N>>,
     frag: &mut Array<Vector<E, Pair>>,
     base: u32,
@@ -1312,7 +1326,7 @@ pub(super) fn load_a_sw128<E: Float, N: Size>(
     let def = MmaDefinition::<E, E, f32>::new(16usize, 8usize, 16usize);
     #[unroll]
     for j in 0..comptime!(width / 16) {
-        let chunk = sw128_lane_chunk(base, j, rows);
+        let chunk = sw_lane_chunk(base, j, rows, width);
         let m = def.load_matrix::<Vector<E, N>, Pair>(
             &buf.slice(chunk as usize, chunk as usize + 1),
             MatrixIdent::A,
@@ -1326,14 +1340,14 @@ pub(super) fn load_a_sw128<E: Float, N: Size>(
     }
 }
 
-/// Stores a tile staged by [`stage_sw128`] (`rows` rows of `width` columns from vector `base`
+/// Stores a tile staged by [`stage_sw`] (`rows` rows of `width` columns from vector `base`
 /// of `buf`) into rows `row..row + rows` of head `h` of batch `b` through `map` (boxes of
-/// `rows` x 64, 128-byte swizzle), one TMA store per box; rows past the tensor's end are
+/// `rows` x [`super::sw_cols`], swizzled), one TMA store per box; rows past the tensor's end are
 /// clipped. One thread calls it; it then commits the group and waits for its reads before
 /// the buffer is reused.
 #[cube]
 #[allow(clippy::too_many_arguments)]
-pub(super) fn store_sw128<E: Float, N: Size>(
+pub(super) fn store_sw<E: Float, N: Size>(
     buf: &SharedMemory<Vector<E, N>>,
     base: u32,
     map: &mut TensorMap<E, Tiled>,
@@ -1343,16 +1357,17 @@ pub(super) fn store_sw128<E: Float, N: Size>(
     #[comptime] rows: u32,
     #[comptime] width: u32,
 ) {
+    let cols = comptime!(crate::wgmma::sw_cols(width));
     #[unroll]
-    for c in 0..comptime!(width / 64) {
-        let at = (base + c * comptime!(rows * 8)) as usize;
+    for c in 0..comptime!(width / cols) {
+        let at = (base + c * comptime!(rows * cols / 8)) as usize;
         tma_store_4d(
-            &buf.slice(at, at + comptime!((rows * 8) as usize)),
+            &buf.slice(at, at + comptime!((rows * cols / 8) as usize)),
             map,
             b as i32,
             h as i32,
             row as i32,
-            comptime!((c * 64) as i32),
+            comptime!((c * cols) as i32),
         );
     }
 }
@@ -1463,7 +1478,7 @@ fn issue_scores<E: Float>(
     #[comptime] p: WgmmaFwdParams,
 ) {
     if comptime!(p.q_in_registers()) {
-        issue_rs_sw128::<E>(
+        issue_rs_sw::<E>(
             q_frag,
             k_addr,
             s_acc,
@@ -1473,7 +1488,7 @@ fn issue_scores<E: Float>(
             comptime!(p.proxy_fence()),
         );
     } else if comptime!(p.swizzle()) {
-        issue_ss_sw128::<E>(
+        issue_ss_sw::<E>(
             q_addr,
             k_addr,
             s_acc,
@@ -1509,7 +1524,7 @@ fn issue_scores<E: Float>(
 fn v_operand(v_addr: u32, #[comptime] p: WgmmaFwdParams) -> Array<Vector<u16, Pair>> {
     let mut words = Array::<Vector<u16, Pair>>::new(3usize);
     if comptime!(p.swizzle()) {
-        let d = mn_sw128(v_addr, p.block_kv);
+        let d = mn_sw(v_addr, p.block_kv, p.val_dim);
         #[unroll]
         for i in 0..3u32 {
             words[i as usize] = d[i as usize];

@@ -16,7 +16,8 @@ use super::portable::{BwdParams, attention_bwd_delta, attention_bwd_dkdv, attent
 use crate::attention::bwd_op::mma_splits_dkdv;
 use crate::attention::forward::cmma::score_vector;
 use crate::attention::forward::{
-    MAX_GRID_Y, causal_order, head_groups, scalars, streaming_multiprocessors, tile_map, vector_ok,
+    MAX_GRID_Y, causal_order, head_groups, scalars, streaming_multiprocessors, swizzled_map,
+    vector_ok,
 };
 use crate::attention::warm::{self, WarmKey};
 use crate::attention::{AttentionBwdConfig, AttentionBwdOp, AttentionProblem, Variant};
@@ -397,20 +398,22 @@ fn launch_with<R: Runtime>(
                     .ok_or_else(|| format!("{blocks} blocks x {heads} heads exceed u32"))?;
                 Ok::<_, String>((dispatch.grid(units.min(sms), 1, 1), group))
             };
+            // Each tensor's boxes at its run width (`swizzled_map`: 64-byte rows at 32).
+            let (d_run, dv_run) = (params.head_dim, params.val_dim);
             let maps = |a: &AttentionBwdArgs<R>, q_rows: usize, k_rows: usize| match (
-                tile_map(&a.q, q_rows, dtype, true),
-                tile_map(&a.k, k_rows, dtype, true),
-                tile_map(&a.v, k_rows, dtype, true),
-                tile_map(&a.dout, q_rows, dtype, true),
+                swizzled_map(&a.q, q_rows, dtype, d_run),
+                swizzled_map(&a.k, k_rows, dtype, d_run),
+                swizzled_map(&a.v, k_rows, dtype, dv_run),
+                swizzled_map(&a.dout, q_rows, dtype, dv_run),
             ) {
                 (Some(q), Some(k), Some(v), Some(d)) => Ok((q, k, v, d)),
                 _ => Err("the wgmma backward's inputs must be tensor handles".to_string()),
             };
             let cube = CubeDim::new_2d(32, 4 * params.warpgroups + 4);
-            let grad_map = |g: &TensorArg<R>, fallback: &TensorArg<R>, rows: usize| {
-                tile_map(if tma_store { g } else { fallback }, rows, dtype, true).ok_or_else(|| {
-                    "the wgmma backward's outputs must be tensor handles".to_string()
-                })
+            let grad_map = |g: &TensorArg<R>, fallback: &TensorArg<R>, rows: usize, width: u32| {
+                swizzled_map(if tma_store { g } else { fallback }, rows, dtype, width).ok_or_else(
+                    || "the wgmma backward's outputs must be tensor handles".to_string(),
+                )
             };
             // Where the pass splits, two launches (dV, then dK with dQ fused) of their own
             // rows a cube, and no dQ kernel.
@@ -431,8 +434,8 @@ fn launch_with<R: Runtime>(
                 let a = args();
                 let pass_rows = pass.rows() as usize;
                 let (q_map, k_map, v_map, do_map) = maps(&a, tile, pass_rows)?;
-                let dk_map = grad_map(&a.dk, &a.k, pass_rows)?;
-                let dv_map = grad_map(&a.dv, &a.v, pass_rows)?;
+                let dk_map = grad_map(&a.dk, &a.k, pass_rows, d_run)?;
+                let dv_map = grad_map(&a.dv, &a.v, pass_rows, dv_run)?;
                 let acc_arg = match &acc {
                     Some(acc) => acc.arg(),
                     None => args().lse2,
@@ -484,7 +487,7 @@ fn launch_with<R: Runtime>(
             }
             let a = args();
             let (q_map, k_map, v_map, do_map) = maps(&a, rows, tile)?;
-            let dq_map = grad_map(&a.dq, &a.q, rows)?;
+            let dq_map = grad_map(&a.dq, &a.q, rows, d_run)?;
             let (dq_grid, group) = persistent(query_blocks, bh)?;
             // SAFETY: as for the dK/dV kernel above.
             unsafe {

@@ -293,23 +293,25 @@ fn launch_with<R: Runtime>(
                 ..c.wgmma_params(problem.head_dim, problem.val_dim)
             };
             let (bq, bkv) = (c.block_q as usize, c.block_kv as usize);
+            // Each tensor's boxes at its run width where the rows are swizzled.
             let sw = params.swizzle();
+            let (d_sw, dv_sw) = (sw.then_some(params.head_dim), sw.then_some(params.val_dim));
             let (Some(q_map), Some(k_map), Some(v_map)) = (
-                tile_map(&args.q, bq, dtype, sw),
-                tile_map(&args.k, bkv, dtype, sw),
-                tile_map(&args.v, bkv, dtype, sw),
+                tile_map(&args.q, bq, dtype, d_sw),
+                tile_map(&args.k, bkv, dtype, d_sw),
+                tile_map(&args.v, bkv, dtype, dv_sw),
             ) else {
                 return Err("the wgmma kernel's inputs must be tensor handles".into());
             };
             // O leaves by TMA where its strides allow a tensor map (16-byte rows); otherwise
             // the kernel takes Q's map in that place and never reads it.
             let out_map = if params.tma_store_fits() && vector_ok(args.out.strides(), 8) {
-                tile_map(&args.out, bq, dtype, sw)
+                tile_map(&args.out, bq, dtype, dv_sw)
             } else {
                 None
             };
             params.tma_store = out_map.is_some();
-            let Some(out_map) = out_map.or_else(|| tile_map(&args.q, bq, dtype, sw)) else {
+            let Some(out_map) = out_map.or_else(|| tile_map(&args.q, bq, dtype, d_sw)) else {
                 return Err("the wgmma kernel's inputs must be tensor handles".into());
             };
             // SAFETY: the kernel guards each global index against the shapes it is given
@@ -481,12 +483,35 @@ fn launch_with<R: Runtime>(
 }
 
 /// A TMA map of `t` (`[B, H, S, D]`) that copies `rows` rows of one 8-element column of one
-/// (batch, head) at a time, or `None` for an aliased argument.
+/// (batch, head) at a time, or with `swizzle` (the tile's width) one box of swizzled rows
+/// ([`swizzled_map`]); `None` for an aliased argument.
 pub(crate) fn tile_map<R: Runtime>(
     t: &TensorArg<R>,
     rows: usize,
     dtype: StorageType,
-    swizzle: bool,
+    swizzle: Option<u32>,
+) -> Option<TensorMapArg<R, Tiled>> {
+    if let Some(width) = swizzle {
+        return swizzled_map(t, rows, dtype, width);
+    }
+    let TensorArg::Handle { handle } = t else {
+        return None;
+    };
+    let tensor = TensorArg::Handle {
+        handle: handle.clone(),
+    };
+    let tile_size = [1, 1, rows, 8].to_vec().into();
+    Some(TensorMapArg::new(TiledArgs { tile_size }, tensor, dtype))
+}
+
+/// A TMA map of `t` (`[B, H, S, D]`) that copies `rows` rows of one box of a tile `width`
+/// columns wide in swizzled rows (`crate::wgmma::sw_cols` columns a box: 128-byte rows, or
+/// 64-byte ones at a width of 32), or `None` for an aliased argument.
+pub(crate) fn swizzled_map<R: Runtime>(
+    t: &TensorArg<R>,
+    rows: usize,
+    dtype: StorageType,
+    width: u32,
 ) -> Option<TensorMapArg<R, Tiled>> {
     let TensorArg::Handle { handle } = t else {
         return None;
@@ -494,15 +519,14 @@ pub(crate) fn tile_map<R: Runtime>(
     let tensor = TensorArg::Handle {
         handle: handle.clone(),
     };
-    if swizzle {
-        let tile_size = [1, 1, rows, 64].to_vec().into();
-        return Some(
-            TensorMapArg::new(TiledArgs { tile_size }, tensor, dtype)
-                .with_swizzle(TensorMapSwizzle::B128),
-        );
-    }
-    let tile_size = [1, 1, rows, 8].to_vec().into();
-    Some(TensorMapArg::new(TiledArgs { tile_size }, tensor, dtype))
+    let cols = crate::wgmma::sw_cols(width);
+    let swizzle = if crate::wgmma::sw_row_bytes(width) == 128 {
+        TensorMapSwizzle::B128
+    } else {
+        TensorMapSwizzle::B64
+    };
+    let tile_size = [1, 1, rows, cols as usize].to_vec().into();
+    Some(TensorMapArg::new(TiledArgs { tile_size }, tensor, dtype).with_swizzle(swizzle))
 }
 
 /// The most cubes a grid may have along y.

@@ -11,7 +11,8 @@ pub use launch::{
     prepare_attention_fwd,
 };
 pub(crate) use launch::{
-    MAX_GRID_Y, causal_order, head_groups, scalars, streaming_multiprocessors, tile_map, vector_ok,
+    MAX_GRID_Y, causal_order, head_groups, scalars, streaming_multiprocessors, swizzled_map,
+    tile_map, vector_ok,
 };
 #[cfg(all(feature = "cuda", feature = "wgpu"))]
 pub(crate) use portable::attention_fwd_portable;
