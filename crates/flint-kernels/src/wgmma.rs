@@ -53,20 +53,6 @@ pub(crate) fn descriptor<B: Scalar>(
     words
 }
 
-/// [`descriptor`]'s words for an operand in 128-byte swizzled rows (TMA's
-/// `SWIZZLE_128B`, atoms of eight 128-byte rows, `addr` 1024-byte aligned at each atom):
-/// K-major, `sbo` = 1024 (the next eight rows) and k-steps of 32 bytes within a row; or
-/// MN-major, `lbo` the bytes to the next 64 elements along N and `sbo` = 1024 along K
-/// (k-steps of 2048 bytes: sixteen rows).
-#[cube]
-pub(crate) fn sw128_descriptor<B: Scalar>(
-    addr: u32,
-    lbo: u32,
-    #[comptime] step_bytes: u32,
-) -> Array<Vector<B, Pair>> {
-    sw_descriptor::<B>(addr, lbo, step_bytes, 128u32)
-}
-
 /// The bytes of a swizzled row of a tile `width` elements (16-bit) wide: 128 where the width
 /// is a multiple of 64 (TMA's `SWIZZLE_128B`, 64 columns a box), else 64 (`SWIZZLE_64B`, 32
 /// columns a box: D = 32, whose rows are 64 bytes).
@@ -79,9 +65,12 @@ pub const fn sw_cols(width: u32) -> u32 {
     sw_row_bytes(width) / 2
 }
 
-/// [`sw128_descriptor`] for rows of `row_bytes` (128 or 64, [`sw_row_bytes`]): atoms of
-/// eight such rows, so `sbo` = 8 rows, and the layout type of that swizzle (1 for 128
-/// bytes, 2 for 64) in bits 62-63.
+/// [`descriptor`]'s words for an operand in swizzled rows of `row_bytes` (128 or 64,
+/// [`sw_row_bytes`]; TMA's `SWIZZLE_128B` or `SWIZZLE_64B`, atoms of eight such rows, `addr`
+/// aligned to the atom at each box): the layout type of that swizzle (1 for 128 bytes, 2 for
+/// 64) in bits 62-63 and `sbo` = eight rows. K-major, k-steps of 32 bytes within a row; or
+/// MN-major, `lbo` the bytes to the next box along N (64 elements, or 32) and k-steps of
+/// sixteen rows ([`mn_sw`]).
 #[cube]
 pub(crate) fn sw_descriptor<B: Scalar>(
     addr: u32,
