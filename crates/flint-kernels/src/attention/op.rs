@@ -169,10 +169,12 @@ impl AttentionFwdOp {
         }
         // Past D = 128 only two warpgroups with 64-key tiles hold O and the scores.
         let wide = head_dims(inv).is_ok_and(|(d, dv)| d.max(dv) > 128);
+        // Three warpgroups with 128-key tiles where their scores and O fit (`check`: Dv of
+        // 32, docs/PERF.md).
         let tilings: &[(u32, u32)] = if wide {
             &[(128, 64)]
         } else {
-            &[(128, 128), (192, 64)]
+            &[(128, 128), (192, 64), (192, 128)]
         };
         Self::variant_configs(Variant::Wgmma, tilings)
             .into_iter()
@@ -359,7 +361,8 @@ impl Op for AttentionFwdOp {
         // 17: the warpgroup variant at D = 256 (128x64), and at D = 96 in swizzled rows
         // padded to 128; re-tune.
         // 18: the warpgroup variant's D = 32 copies in 64-byte swizzled rows (16-byte columns
-        // before), with O by TMA store at 128x128; re-tune.
+        // before), with O by TMA store at 128x128, and three warpgroups of 128-key tiles
+        // (192x128) where Dv = 32; re-tune.
         18
     }
 
@@ -379,6 +382,17 @@ impl Op for AttentionFwdOp {
         // run122, which the tuner there left for 192x64 from 4k).
         if tries.is_empty() && head_dims(inv).is_ok_and(|(d, dv)| d.max(dv) >= 64) {
             tries.extend(self.wgmma_configs(inv).into_iter().take(1));
+        }
+        // At D = Dv = 32, three warpgroups of 128-key tiles: the tuner's pick on an H200 from
+        // 2k (1.09-1.24x SDPA-flash, 4-14% ahead of every other tiling from 4k, causal
+        // included), within 2% of the best at 1k except causal (docs/PERF.md).
+        if tries.is_empty() && head_dims(inv).is_ok_and(|(d, dv)| d.max(dv) == 32) {
+            let wide_tiles = AttentionFwdConfig::new(Variant::Wgmma, 192, 128);
+            tries.extend(
+                self.wgmma_configs(inv)
+                    .into_iter()
+                    .filter(|c| *c == wide_tiles),
+            );
         }
         if Self::narrow(inv) {
             tries.push(AttentionFwdConfig::new(Variant::Mma, 128, 128));
@@ -969,6 +983,11 @@ mod tests {
         assert_eq!(hopper.heuristic(&masked).unwrap(), wg(128, 128));
         let cands = hopper.candidates(&inv);
         assert!(cands.contains(&wg(192, 64)) && cands.contains(&wg(128, 128)));
+        // Three warpgroups of 128-key tiles only where a Dv of 32 leaves them the registers.
+        assert!(!cands.contains(&wg(192, 128)));
+        let d32 = with_sig(&inv, "masked", SigValue::Bool(false), 32);
+        assert!(hopper.candidates(&d32).contains(&wg(192, 128)));
+        assert_eq!(hopper.heuristic(&d32).unwrap(), wg(192, 128));
         // Beside them one MMA tiling, for the short calls where it can lead: 128x128 up to
         // D = 64, else 64x64. Without the warpgroup kernels, all four.
         let mma = |cands: &[AttentionFwdConfig]| {
@@ -1040,13 +1059,20 @@ mod tests {
         for bad in [wg(64, 64), wg(256, 64), wg(128, 32)] {
             assert!(hopper.check(&inv, &bad).is_err(), "{bad:?}");
         }
-        // From D = 64 the heuristic starts there too; below, at the MMA kernels. Decoding
-        // keeps its own configs.
+        // From D = 64 the heuristic starts there too, and at D = 32 with three warpgroups of
+        // 128-key tiles. Decoding keeps its own configs.
         let narrow = with_sig(&inv, "dtype", SigValue::Str("bf16".into()), 64);
         assert_eq!(hopper.heuristic(&narrow).unwrap(), wg(128, 128));
         assert!(hopper.candidates(&narrow).contains(&wg(128, 128)));
         let d32 = with_sig(&inv, "dtype", SigValue::Str("bf16".into()), 32);
-        assert_eq!(hopper.heuristic(&d32).unwrap().variant, Variant::Mma);
+        assert_eq!(hopper.heuristic(&d32).unwrap(), wg(192, 128));
+        // Beside a Dv of 64 it does not fit: two warpgroups, as from D = 64.
+        let d32_dv64 = Invocation::new(
+            "attention_fwd",
+            d32.signature().clone().with("val_dim", 64usize),
+            d32.fingerprint().clone(),
+        );
+        assert_eq!(hopper.heuristic(&d32_dv64).unwrap(), wg(128, 128));
         let decode = call_kv(1, 32, 8, 1, 8192);
         assert!(
             hopper
