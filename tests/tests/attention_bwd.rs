@@ -1085,13 +1085,7 @@ fn wgmma_head_dim_256_gradients_match_reference_on_gpu() {
         );
         return;
     }
-    let mut cases = vec![("plain d256 s300", Case::new(1, 2, 2, 300, 260, 256))];
-    let mut c = Case::new(1, 8, 2, 200, 333, 256);
-    c.opts.causal = true;
-    cases.push(("gqa4 causal sq<sk d256", c));
-    let mut c = Case::new(1, 4, 2, 330, 150, 256);
-    c.opts.causal = true;
-    cases.push(("gqa2 causal sq>sk (rows with no key) d256", c));
+    let mut cases = head_dim_cases(256);
     let mut c = Case::new(1, 2, 2, 260, 190, 256);
     c.dv = 128;
     cases.push(("d256 dv128", c));
@@ -1102,13 +1096,6 @@ fn wgmma_head_dim_256_gradients_match_reference_on_gpu() {
     let mut c = Case::new(1, 2, 2, 150, 270, 64);
     c.dv = 256;
     cases.push(("d64 dv256 (each warpgroup's own keys)", c));
-    let mut c = Case::new(2, 4, 4, 200, 900, 256);
-    c.opts.window = (Some(100), Some(50));
-    cases.push(("window, key blocks no query sees d256", c));
-    cases.push((
-        "many key blocks into dQ d256",
-        Case::new(1, 2, 2, 140, 1100, 256),
-    ));
     let split = AttentionBwdConfig::new(Variant::Wgmma, 128, 128).with_fused_dq();
     check_half_gradients_on(&[FloatDType::BF16, FloatDType::F16], cases, || {
         vec![Some(split)]
@@ -1135,13 +1122,7 @@ fn wgmma_head_dim_32_gradients_match_reference_on_gpu() {
         );
         return;
     }
-    let mut cases = vec![("plain d32 s300", Case::new(1, 2, 2, 300, 260, 32))];
-    let mut c = Case::new(1, 8, 2, 200, 333, 32);
-    c.opts.causal = true;
-    cases.push(("gqa4 causal sq<sk d32", c));
-    let mut c = Case::new(1, 4, 2, 330, 150, 32);
-    c.opts.causal = true;
-    cases.push(("gqa2 causal sq>sk (rows with no key) d32", c));
+    let mut cases = head_dim_cases(32);
     let mut c = Case::new(1, 2, 2, 260, 190, 32);
     c.dv = 64;
     cases.push(("d32 dv64", c));
@@ -1149,17 +1130,28 @@ fn wgmma_head_dim_32_gradients_match_reference_on_gpu() {
     c.dv = 32;
     c.opts.causal = true;
     cases.push(("d64 dv32 causal", c));
-    let mut c = Case::new(2, 4, 4, 200, 900, 32);
-    c.opts.window = (Some(100), Some(50));
-    cases.push(("window, key blocks no query sees d32", c));
-    cases.push((
-        "many key blocks into dQ d32",
-        Case::new(1, 2, 2, 140, 1100, 32),
-    ));
     let wgmma = AttentionBwdConfig::new(Variant::Wgmma, 128, 128);
     check_half_gradients_on(&[FloatDType::BF16, FloatDType::F16], cases, || {
         vec![Some(wgmma), Some(wgmma.with_fused_dq())]
     });
+}
+
+/// The cases every head dim of its own gets (D = Dv = `d`; the test's name says which):
+/// partial blocks, GQA under causal masks both ways (rows that see no key), a window whose
+/// first key blocks see no query, and 1100 keys adding into the same dQ rows.
+fn head_dim_cases(d: usize) -> Vec<(&'static str, Case)> {
+    let mut cases = vec![("plain s300", Case::new(1, 2, 2, 300, 260, d))];
+    let mut c = Case::new(1, 8, 2, 200, 333, d);
+    c.opts.causal = true;
+    cases.push(("gqa4 causal sq<sk", c));
+    let mut c = Case::new(1, 4, 2, 330, 150, d);
+    c.opts.causal = true;
+    cases.push(("gqa2 causal sq>sk (rows with no key)", c));
+    let mut c = Case::new(2, 4, 4, 200, 900, d);
+    c.opts.window = (Some(100), Some(50));
+    cases.push(("window, key blocks no query sees", c));
+    cases.push(("many key blocks into dQ", Case::new(1, 2, 2, 140, 1100, d)));
+    cases
 }
 
 /// The warpgroup backward's cases, at both of its head dims: partial blocks, GQA with causal

@@ -1242,17 +1242,13 @@ mod tests {
         assert!(candidates.contains(&wgmma));
         assert!(candidates.contains(&wgmma.with_fused_dq()));
         // The fused form first where the atomics are, else the two kernels.
-        let atomics = AttentionBwdOp::new(DeviceLimits {
-            wgmma: true,
-            ..h100(true).limits
-        });
-        assert_eq!(atomics.heuristic(&call(32)).unwrap(), wgmma.with_fused_dq());
+        assert_eq!(hopper.heuristic(&call(32)).unwrap(), wgmma.with_fused_dq());
         let no_atomics = AttentionBwdOp::new(DeviceLimits {
             wgmma: true,
             ..h100(false).limits
         });
         assert_eq!(no_atomics.heuristic(&call(32)).unwrap(), wgmma);
-        assert_eq!(atomics.heuristic(&call(64)).unwrap(), wgmma);
+        assert_eq!(hopper.heuristic(&call(64)).unwrap(), wgmma);
     }
 
     #[test]

@@ -1071,8 +1071,8 @@ fn dq_tile<E: Float, NA: Size>(
     let mut acc = Array::<Vector<f32, Pair>>::new(comptime!((cols / 4) as usize));
     #[unroll]
     for c in 0..comptime!(p.dq_columns() / cols) {
-        // The summed keys' rows of K (whole 1 KiB swizzle atoms into each 64-column block),
-        // from the chunk's first block.
+        // The summed keys' rows of K (whole swizzle atoms into each box), from the chunk's
+        // first box.
         let k_mn = mn_sw(
             k_base
                 + key_base * row_bytes

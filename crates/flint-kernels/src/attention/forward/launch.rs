@@ -494,14 +494,22 @@ pub(crate) fn tile_map<R: Runtime>(
     if let Some(width) = swizzle {
         return swizzled_map(t, rows, dtype, width);
     }
+    let tile_size = [1, 1, rows, 8].to_vec().into();
+    Some(TensorMapArg::new(
+        TiledArgs { tile_size },
+        handle_arg(t)?,
+        dtype,
+    ))
+}
+
+/// `t` as a handle argument a tensor map can own, or `None` for an aliased argument.
+fn handle_arg<R: Runtime>(t: &TensorArg<R>) -> Option<TensorArg<R>> {
     let TensorArg::Handle { handle } = t else {
         return None;
     };
-    let tensor = TensorArg::Handle {
+    Some(TensorArg::Handle {
         handle: handle.clone(),
-    };
-    let tile_size = [1, 1, rows, 8].to_vec().into();
-    Some(TensorMapArg::new(TiledArgs { tile_size }, tensor, dtype))
+    })
 }
 
 /// A TMA map of `t` (`[B, H, S, D]`) that copies `rows` rows of one box of a tile `width`
@@ -513,12 +521,7 @@ pub(crate) fn swizzled_map<R: Runtime>(
     dtype: StorageType,
     width: u32,
 ) -> Option<TensorMapArg<R, Tiled>> {
-    let TensorArg::Handle { handle } = t else {
-        return None;
-    };
-    let tensor = TensorArg::Handle {
-        handle: handle.clone(),
-    };
+    let tensor = handle_arg(t)?;
     let cols = crate::wgmma::sw_cols(width);
     let swizzle = if crate::wgmma::sw_row_bytes(width) == 128 {
         TensorMapSwizzle::B128
