@@ -729,28 +729,49 @@ fn head_dim_32_cases() -> Vec<(&'static str, Case)> {
     cases
 }
 
-/// Three warpgroups with 128-key tiles (192x128), which only a Dv of 32 leaves the registers
-/// for (`check` refuses it beside a Dv of 64): the D = 32 cases with that Dv against the f64
-/// reference in bf16 and f16. CUDA on an sm_90 GPU only.
+/// Three warpgroups with 128-key tiles (192x128), which a Dv of 32 or 64 leaves the registers
+/// for (`check` refuses it beside a wider Dv): the D = 32 cases with Dv = 32, and at D = 64
+/// (and D = 128 beside Dv = 64) a plain block, GQA causal both ways (rows that see no key),
+/// cubes walking several blocks, a window and 1100 keys, against the f64 reference in bf16
+/// and f16. CUDA on an sm_90 GPU only.
 #[test]
 #[cfg_attr(
     not(feature = "cuda"),
     ignore = "needs CUDA on an sm_90 GPU: warpgroup MMA (run with --features cuda)"
 )]
-fn wgmma_192x128_matches_reference_at_head_dim_32_on_gpu() {
+fn wgmma_192x128_matches_reference_on_gpu() {
     use flint::Variant;
     #[cfg(feature = "cuda")]
     if !flint_kernels::wgmma::cuda_device_has_wgmma(0) {
-        eprintln!(
-            "SKIPPED wgmma_192x128_matches_reference_at_head_dim_32_on_gpu: CUDA device 0 is \
-             not sm_90"
-        );
+        eprintln!("SKIPPED wgmma_192x128_matches_reference_on_gpu: CUDA device 0 is not sm_90");
         return;
     }
     let device = gpu();
     let config = Some(AttentionFwdConfig::new(Variant::Wgmma, 192, 128));
+    let mut cases: Vec<_> = head_dim_32_cases()
+        .into_iter()
+        .filter(|(_, c)| c.dv == 32)
+        .collect();
+    cases.push(("d64 s300", Case::new(1, 2, 2, 300, 260, 64)));
+    let mut c = Case::new(1, 4, 2, 400, 150, 64);
+    c.opts.causal = true;
+    cases.push(("gqa2 causal sq>sk (rows with no key) d64", c));
+    let mut c = Case::new(1, 8, 2, 200, 333, 64);
+    c.opts.causal = true;
+    cases.push(("gqa4 causal sq<sk d64", c));
+    // 128 heads of two 192-row blocks: each cube of a 132-SM grid walks about two.
+    let mut c = Case::new(16, 8, 8, 384, 384, 64);
+    c.opts.causal = true;
+    cases.push(("causal, several blocks per cube d64", c));
+    let mut c = Case::new(1, 2, 2, 700, 650, 64);
+    c.opts.window = (Some(150), Some(40));
+    cases.push(("window left 150 right 40 d64", c));
+    cases.push(("d64 1100 keys", Case::new(1, 2, 1, 200, 1100, 64)));
+    let mut c = Case::new(1, 2, 2, 260, 190, 128);
+    c.dv = 64;
+    cases.push(("dv 64 d128", c));
     for dtype in [FloatDType::BF16, FloatDType::F16] {
-        for (name, case) in head_dim_32_cases().iter().filter(|(_, c)| c.dv == 32) {
+        for (name, case) in &cases {
             eprintln!("{dtype:?} {name}");
             check_in::<Gpu>(case, &device, 6, dtype, &[config]);
         }

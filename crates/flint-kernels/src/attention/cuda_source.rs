@@ -840,7 +840,9 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                 (2, 64, 256, true),
                 (2, 128, 32, false),
                 (3, 64, 32, true),
-                (3, 128, 32, false)
+                (3, 128, 32, false),
+                (3, 128, 64, false),
+                (3, 128, 64, true)
             ],
             true,
             |a: &mut Args, d: usize, causal: bool| -> Result<_, String> {
@@ -1352,7 +1354,7 @@ mod tests {
         let client = WgpuRuntime::client(&WgpuDevice::default());
         assert!(crate::wgmma::compiler_emits_wgmma(&client));
         let sources = super::wgmma_cuda_sources().expect("the wgmma kernels compile");
-        assert_eq!(sources.len(), 33);
+        assert_eq!(sources.len(), 35);
         // For ptxas by hand (`scripts/device/local_ptxas.sh`'s tools): the sources as files.
         if let Ok(dir) = std::env::var("FLINT_DUMP_WGMMA") {
             for (name, source) in &sources {

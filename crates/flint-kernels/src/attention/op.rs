@@ -169,8 +169,8 @@ impl AttentionFwdOp {
         }
         // Past D = 128 only two warpgroups with 64-key tiles hold O and the scores.
         let wide = head_dims(inv).is_ok_and(|(d, dv)| d.max(dv) > 128);
-        // Three warpgroups with 128-key tiles where their scores and O fit (`check`: Dv of
-        // 32, docs/PERF.md).
+        // Three warpgroups with 128-key tiles where their scores and O fit (`check`: Dv up
+        // to 64, docs/PERF.md).
         let tilings: &[(u32, u32)] = if wide {
             &[(128, 64)]
         } else {
@@ -363,7 +363,9 @@ impl Op for AttentionFwdOp {
         // 18: the warpgroup variant's D = 32 copies in 64-byte swizzled rows (16-byte columns
         // before), with O by TMA store at 128x128, and three warpgroups of 128-key tiles
         // (192x128) where Dv = 32; re-tune.
-        18
+        // 19: three warpgroups take 160 registers (152 before), and 192x128 runs up to
+        // Dv = 64, the heuristic's first tiling at D = 64; re-tune.
+        19
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionFwdConfig, String> {
@@ -379,20 +381,21 @@ impl Op for AttentionFwdOp {
         // Warpgroup MMA where it runs the call, from D = 64 (docs/PERF.md): 128x128, two
         // warpgroups taking turns (the tuner's pick on an H100 at D = 128, causal included
         // since its grids launch heads in groups; at D = 64, 1.2-1.4x the MMA kernel in
-        // run122, which the tuner there left for 192x64 from 4k).
-        if tries.is_empty() && head_dims(inv).is_ok_and(|(d, dv)| d.max(dv) >= 64) {
-            tries.extend(self.wgmma_configs(inv).into_iter().take(1));
-        }
-        // At D = Dv = 32, three warpgroups of 128-key tiles: the tuner's pick on an H200 from
-        // 2k (1.09-1.24x SDPA-flash, 4-14% ahead of every other tiling from 4k, causal
+        // run122). At D = Dv = 32 and 64 three warpgroups of 128-key tiles come first: the
+        // tuner's pick on an H200 from 2k (D = 32: 1.09-1.24x SDPA-flash, 4-14% ahead of every
+        // other tiling from 4k; D = 64: 7-19% ahead of 128x128, up to 1.06x cuDNN; causal
         // included), within 2% of the best at 1k except causal (docs/PERF.md).
-        if tries.is_empty() && head_dims(inv).is_ok_and(|(d, dv)| d.max(dv) == 32) {
-            let wide_tiles = AttentionFwdConfig::new(Variant::Wgmma, 192, 128);
-            tries.extend(
-                self.wgmma_configs(inv)
-                    .into_iter()
-                    .filter(|c| *c == wide_tiles),
-            );
+        if tries.is_empty()
+            && let Ok((d, dv)) = head_dims(inv)
+        {
+            let configs = self.wgmma_configs(inv);
+            if d == dv && matches!(d, 32 | 64) {
+                let wide_tiles = AttentionFwdConfig::new(Variant::Wgmma, 192, 128);
+                tries.extend(configs.iter().copied().filter(|c| *c == wide_tiles));
+            }
+            if d.max(dv) >= 64 {
+                tries.extend(configs.into_iter().take(1));
+            }
         }
         if Self::narrow(inv) {
             tries.push(AttentionFwdConfig::new(Variant::Mma, 128, 128));
@@ -581,7 +584,7 @@ impl Op for AttentionFwdOp {
                 }
                 // Per consumer thread, in 32-bit registers: the scores (f32), the current and
                 // the next tile's probabilities (16-bit pairs) and O, within what `setmaxnreg`
-                // gives it (measured with ptxas: 128 of 152 and 192 of 232 run without spills).
+                // gives it (measured with ptxas: 160 of 160 and 192 of 232 run without spills).
                 let p = c.wgmma_params(d, dv);
                 let values = (c.block_kv + p.val_dim / 2) as usize;
                 if values > p.consumer_registers() as usize {
@@ -983,8 +986,11 @@ mod tests {
         assert_eq!(hopper.heuristic(&masked).unwrap(), wg(128, 128));
         let cands = hopper.candidates(&inv);
         assert!(cands.contains(&wg(192, 64)) && cands.contains(&wg(128, 128)));
-        // Three warpgroups of 128-key tiles only where a Dv of 32 leaves them the registers.
+        // Three warpgroups of 128-key tiles only where a Dv of 32 or 64 leaves them the
+        // registers.
         assert!(!cands.contains(&wg(192, 128)));
+        let d64 = with_sig(&inv, "masked", SigValue::Bool(false), 64);
+        assert!(hopper.candidates(&d64).contains(&wg(192, 128)));
         let d32 = with_sig(&inv, "masked", SigValue::Bool(false), 32);
         assert!(hopper.candidates(&d32).contains(&wg(192, 128)));
         assert_eq!(hopper.heuristic(&d32).unwrap(), wg(192, 128));
@@ -1053,20 +1059,21 @@ mod tests {
             )
             .unwrap_err();
         assert!(e.contains("head_dim 192"), "{e}");
-        // Three warpgroups hold 128-key tiles only with less than D = 64 of output.
+        // Three warpgroups hold 128-key tiles only with at most Dv = 64 of output.
         let e = hopper.check(&inv, &wg(192, 128)).unwrap_err();
         assert!(e.contains("registers"), "{e}");
         for bad in [wg(64, 64), wg(256, 64), wg(128, 32)] {
             assert!(hopper.check(&inv, &bad).is_err(), "{bad:?}");
         }
-        // From D = 64 the heuristic starts there too, and at D = 32 with three warpgroups of
-        // 128-key tiles. Decoding keeps its own configs.
+        // At D = 64 and 32 the heuristic starts with three warpgroups of 128-key tiles, and
+        // at D = 64 two warpgroups are tuned beside them. Decoding keeps its own configs.
         let narrow = with_sig(&inv, "dtype", SigValue::Str("bf16".into()), 64);
-        assert_eq!(hopper.heuristic(&narrow).unwrap(), wg(128, 128));
+        assert_eq!(hopper.heuristic(&narrow).unwrap(), wg(192, 128));
         assert!(hopper.candidates(&narrow).contains(&wg(128, 128)));
+        assert!(hopper.candidates(&narrow).contains(&wg(192, 128)));
         let d32 = with_sig(&inv, "dtype", SigValue::Str("bf16".into()), 32);
         assert_eq!(hopper.heuristic(&d32).unwrap(), wg(192, 128));
-        // Beside a Dv of 64 it does not fit: two warpgroups, as from D = 64.
+        // Beside a Dv of 64 two warpgroups lead, as from D = 64.
         let d32_dv64 = Invocation::new(
             "attention_fwd",
             d32.signature().clone().with("val_dim", 64usize),

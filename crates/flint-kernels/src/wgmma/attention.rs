@@ -190,13 +190,17 @@ impl WgmmaFwdParams {
     }
 
     /// Registers per thread of the pipelined kernel's producer warpgroup, after it releases
-    /// the rest with `setmaxnreg`.
-    pub const PRODUCER_REGISTERS: u32 = 40;
+    /// the rest with `setmaxnreg`: 40 beside two consumers (whose 232 hold every tiling), 32
+    /// beside three, which lifts their share from 152 to 160, enough for 128-key tiles at
+    /// Dv = 64. The producer's one TMA thread needs few.
+    pub const fn producer_registers(&self) -> u32 {
+        if self.warpgroups >= 3 { 32 } else { 40 }
+    }
 
     /// Registers per thread the pipelined kernel's consumer warpgroups take with `setmaxnreg`
-    /// ([`consumer_share`] of [`Self::PRODUCER_REGISTERS`]).
+    /// ([`consumer_share`] of [`Self::producer_registers`]).
     pub const fn consumer_registers(&self) -> u32 {
-        consumer_share(self.warpgroups, Self::PRODUCER_REGISTERS)
+        consumer_share(self.warpgroups, self.producer_registers())
     }
 
     /// Shared memory of one cube, in bytes (2-byte elements).
@@ -422,20 +426,28 @@ mod tests {
     use super::{WgmmaFwdParams, consumer_share};
 
     /// The register split `setmaxnreg` asks for: two consumers beside a producer of 40
-    /// (the forward's) take 232, beside one of 24 (the backward's) 240, three consumers 152;
-    /// every split stays within the launch's 65536 registers.
+    /// (the forward's) take 232, beside one of 24 (the backward's) 240, three consumers beside
+    /// 40 take 152 and beside 32 (the forward's there) 160; every split stays within the
+    /// launch's 65536 registers.
     #[test]
     fn consumers_take_what_the_producer_releases() {
         assert_eq!(consumer_share(2, 40), 232);
         assert_eq!(consumer_share(2, 24), 240);
         assert_eq!(consumer_share(3, 40), 152);
+        assert_eq!(consumer_share(3, 32), 160);
         for warpgroups in 1..=3 {
-            for producer in [24, 40] {
+            for producer in [24, 32, 40] {
                 let consumers = consumer_share(warpgroups, producer);
                 assert!(128 * (warpgroups * consumers + producer) <= 65536);
                 assert_eq!(consumers % 8, 0);
             }
         }
+        let forward = |warpgroups| WgmmaFwdParams {
+            warpgroups,
+            ..Default::default()
+        };
+        assert_eq!(forward(2).consumer_registers(), 232);
+        assert_eq!(forward(3).consumer_registers(), 160);
     }
 
     fn params(warpgroups: u32, block_kv: u32, d: u32, tma_store: bool) -> WgmmaFwdParams {

@@ -3,7 +3,7 @@
 //!
 //! A cube holds `warpgroups` consumer warpgroups (64 query rows each) and one producer
 //! warpgroup after them. With two or more consumers, `setmaxnreg` moves registers from the
-//! producer (`WgmmaFwdParams::PRODUCER_REGISTERS`) to the consumers
+//! producer (`WgmmaFwdParams::producer_registers`) to the consumers
 //! (`WgmmaFwdParams::consumer_registers`): a launch's threads share 64K registers evenly, which
 //! would cap every thread at 168 with two consumers. The producer copies Q, then K and V tile
 //! by tile into `WgmmaFwdParams::stages` buffers each (as many as fit beside Q, 2 to 4), in
@@ -824,7 +824,7 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
         // K's after S, V's after P·V). It needs few registers and gives the rest to the
         // consumers.
         if comptime!(p.warpgroups > 1) {
-            set_max_registers(WgmmaFwdParams::PRODUCER_REGISTERS);
+            set_max_registers(comptime!(p.producer_registers()));
         }
         if comptime!(p.tma) {
             // The barriers' initialisation is visible to the async proxy before any copy.
