@@ -161,25 +161,37 @@ impl AttentionFwdOp {
 
     /// The warpgroup-MMA tilings `(block_q, block_kv)` offered where the variant can run a
     /// call with at least one full block of queries: two consumer warpgroups with 128-key
-    /// tiles (the fastest at D = 128 on an H100, docs/PERF.md) and three with 64-key tiles.
+    /// tiles (the fastest at D = 128 on an H100, docs/PERF.md) and three, with 128-key tiles
+    /// where their scores and O fit, else 64-key ones.
     fn wgmma_configs(&self, inv: &Invocation) -> Vec<AttentionFwdConfig> {
         let tall = inv.signature().size("seq_q").is_ok_and(|sq| sq >= 128);
         if !tall || self.wgmma_refusal(inv).is_some() {
             return Vec::new();
         }
         // Past D = 128 only two warpgroups with 64-key tiles hold O and the scores.
-        let wide = head_dims(inv).is_ok_and(|(d, dv)| d.max(dv) > 128);
-        // Three warpgroups with 128-key tiles where their scores and O fit (`check`: Dv up
-        // to 64, docs/PERF.md).
-        let tilings: &[(u32, u32)] = if wide {
-            &[(128, 64)]
-        } else {
-            &[(128, 128), (192, 64), (192, 128)]
-        };
-        Self::variant_configs(Variant::Wgmma, tilings)
+        if head_dims(inv).is_ok_and(|(d, dv)| d.max(dv) > 128) {
+            return Self::variant_configs(Variant::Wgmma, &[(128, 64)])
+                .into_iter()
+                .filter(|c| self.check(inv, c).is_ok())
+                .collect();
+        }
+        let fits = |c: &AttentionFwdConfig| self.check(inv, c).is_ok();
+        let mut out: Vec<_> = Self::variant_configs(Variant::Wgmma, &[(128, 128)])
             .into_iter()
-            .filter(|c| self.check(inv, c).is_ok())
-            .collect()
+            .filter(fits)
+            .collect();
+        // Three warpgroups with 128-key tiles where `check` lets their scores and O fit (Dv
+        // up to 64): on an H200 they ran 9-22% ahead of 64-key ones at every measured D = 64
+        // row, causal included, and 13-16% at D = 32 (docs/PERF.md), so those only
+        // lengthened first use there.
+        let wide_tiles = AttentionFwdConfig::new(Variant::Wgmma, 192, 128);
+        let three = if fits(&wide_tiles) {
+            wide_tiles
+        } else {
+            AttentionFwdConfig::new(Variant::Wgmma, 192, 64)
+        };
+        out.extend([three].into_iter().filter(fits));
+        out
     }
 
     /// The portable tilings that run the call with the accumulator in registers, largest
@@ -364,7 +376,8 @@ impl Op for AttentionFwdOp {
         // before), with O by TMA store at 128x128, and three warpgroups of 128-key tiles
         // (192x128) where Dv = 32; re-tune.
         // 19: three warpgroups take 160 registers (152 before), and 192x128 runs up to
-        // Dv = 64, the heuristic's first tiling at D = 64; re-tune.
+        // Dv = 64, the heuristic's first tiling at D = 64 and a candidate in place of 192x64
+        // wherever it fits; re-tune.
         19
     }
 
@@ -991,6 +1004,8 @@ mod tests {
         assert!(!cands.contains(&wg(192, 128)));
         let d64 = with_sig(&inv, "masked", SigValue::Bool(false), 64);
         assert!(hopper.candidates(&d64).contains(&wg(192, 128)));
+        // There they replace three warpgroups of 64-key tiles, which lost to them everywhere.
+        assert!(!hopper.candidates(&d64).contains(&wg(192, 64)));
         let d32 = with_sig(&inv, "masked", SigValue::Bool(false), 32);
         assert!(hopper.candidates(&d32).contains(&wg(192, 128)));
         assert_eq!(hopper.heuristic(&d32).unwrap(), wg(192, 128));
