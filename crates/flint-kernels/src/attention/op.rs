@@ -168,30 +168,24 @@ impl AttentionFwdOp {
         if !tall || self.wgmma_refusal(inv).is_some() {
             return Vec::new();
         }
-        // Past D = 128 only two warpgroups with 64-key tiles hold O and the scores.
-        if head_dims(inv).is_ok_and(|(d, dv)| d.max(dv) > 128) {
-            return Self::variant_configs(Variant::Wgmma, &[(128, 64)])
-                .into_iter()
-                .filter(|c| self.check(inv, c).is_ok())
-                .collect();
-        }
-        let fits = |c: &AttentionFwdConfig| self.check(inv, c).is_ok();
-        let mut out: Vec<_> = Self::variant_configs(Variant::Wgmma, &[(128, 128)])
-            .into_iter()
-            .filter(fits)
-            .collect();
-        // Three warpgroups with 128-key tiles where `check` lets their scores and O fit (Dv
+        // Past D = 128 only two warpgroups with 64-key tiles hold O and the scores. Below,
+        // three warpgroups take 128-key tiles where `check` lets their scores and O fit (Dv
         // up to 64): on an H200 they ran 9-22% ahead of 64-key ones at every measured D = 64
         // row, causal included, and 13-16% at D = 32 (docs/PERF.md), so those only
         // lengthened first use there.
+        let wide = head_dims(inv).is_ok_and(|(d, dv)| d.max(dv) > 128);
         let wide_tiles = AttentionFwdConfig::new(Variant::Wgmma, 192, 128);
-        let three = if fits(&wide_tiles) {
-            wide_tiles
+        let tilings: &[(u32, u32)] = if wide {
+            &[(128, 64)]
+        } else if self.check(inv, &wide_tiles).is_ok() {
+            &[(128, 128), (192, 128)]
         } else {
-            AttentionFwdConfig::new(Variant::Wgmma, 192, 64)
+            &[(128, 128), (192, 64)]
         };
-        out.extend([three].into_iter().filter(fits));
-        out
+        Self::variant_configs(Variant::Wgmma, tilings)
+            .into_iter()
+            .filter(|c| self.check(inv, c).is_ok())
+            .collect()
     }
 
     /// The portable tilings that run the call with the accumulator in registers, largest
