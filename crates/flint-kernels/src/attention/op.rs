@@ -391,12 +391,17 @@ impl Op for AttentionFwdOp {
         // run122). At D = Dv = 32 and 64 three warpgroups of 128-key tiles come first: the
         // tuner's pick on an H200 from 2k (D = 32: 1.09-1.24x SDPA-flash, 4-14% ahead of every
         // other tiling from 4k; D = 64: 7-19% ahead of 128x128, up to 1.06x cuDNN; causal
-        // included), within 2% of the best at 1k except causal (docs/PERF.md).
+        // included), within 2% of the best at 1k except causal (docs/PERF.md). At D = 64
+        // under a mask up to 1k queries two warpgroups lead (9-10% ahead, run4 of
+        // 2026-12-02): a head's six 192-row blocks leave the heaviest a third full.
         if tries.is_empty()
             && let Ok((d, dv)) = head_dims(inv)
         {
             let configs = self.wgmma_configs(inv);
-            if d == dv && matches!(d, 32 | 64) {
+            let sig = inv.signature();
+            let short_masked = matches!(sig.get("masked"), Some(SigValue::Bool(true)))
+                && sig.size("seq_q").is_ok_and(|sq| sq <= 1024);
+            if d == dv && (d == 32 || (d == 64 && !short_masked)) {
                 let wide_tiles = AttentionFwdConfig::new(Variant::Wgmma, 192, 128);
                 tries.extend(configs.iter().copied().filter(|c| *c == wide_tiles));
             }
@@ -1082,6 +1087,22 @@ mod tests {
         assert!(hopper.candidates(&narrow).contains(&wg(192, 128)));
         let d32 = with_sig(&inv, "dtype", SigValue::Str("bf16".into()), 32);
         assert_eq!(hopper.heuristic(&d32).unwrap(), wg(192, 128));
+        // Masked at D = 64 up to 1k queries two warpgroups lead; from 2k, and unmasked at 1k,
+        // three.
+        let at = |sq: usize, masked: bool| {
+            let sig = call_kv(2, 16, 16, sq, sq)
+                .signature()
+                .clone()
+                .with("dtype", SigValue::Str("bf16".into()))
+                .with("masked", SigValue::Bool(masked))
+                .with("head_dim", 64usize)
+                .with("val_dim", 64usize);
+            let inv = Invocation::new("attention_fwd", sig, inv.fingerprint().clone());
+            hopper.heuristic(&inv).unwrap()
+        };
+        assert_eq!(at(1024, true), wg(128, 128));
+        assert_eq!(at(2048, true), wg(192, 128));
+        assert_eq!(at(1024, false), wg(192, 128));
         // Beside a Dv of 64 two warpgroups lead, as from D = 64.
         let d32_dv64 = Invocation::new(
             "attention_fwd",
