@@ -1090,15 +1090,10 @@ mod tests {
         // Masked at D = 64 up to 1k queries two warpgroups lead; from 2k, and unmasked at 1k,
         // three.
         let at = |sq: usize, masked: bool| {
-            let sig = call_kv(2, 16, 16, sq, sq)
-                .signature()
-                .clone()
-                .with("dtype", SigValue::Str("bf16".into()))
-                .with("masked", SigValue::Bool(masked))
-                .with("head_dim", 64usize)
-                .with("val_dim", 64usize);
-            let inv = Invocation::new("attention_fwd", sig, inv.fingerprint().clone());
-            hopper.heuristic(&inv).unwrap()
+            let call = with_sig(&call_kv(2, 16, 16, sq, sq), "masked", masked.into(), 64);
+            hopper
+                .heuristic(&with_sig(&call, "dtype", SigValue::Str("bf16".into()), 64))
+                .unwrap()
         };
         assert_eq!(at(1024, true), wg(128, 128));
         assert_eq!(at(2048, true), wg(192, 128));
