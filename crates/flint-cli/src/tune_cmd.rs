@@ -127,7 +127,7 @@ fn parse_shape(text: &str, dtype: DType, train: bool) -> Result<Job, Failure> {
 fn from_invocation(inv: &Invocation) -> Option<Job> {
     let sig = inv.signature();
     let size = |k: &str| sig.size(k).ok();
-    let flag = |k: &str| matches!(sig.get(k), Some(SigValue::Bool(true)));
+    let flag = |k: &str| sig.flag(k);
     let dtype = match sig.get("dtype") {
         Some(SigValue::Str(d)) => flint_benches::attention_bench::dtype(d).ok()?,
         _ => return None,

@@ -107,6 +107,11 @@ impl Signature {
         self.0.get(name)
     }
 
+    /// Whether `name` is present and the boolean `true` (an absent feature is off).
+    pub fn flag(&self, name: &str) -> bool {
+        matches!(self.get(name), Some(SigValue::Bool(true)))
+    }
+
     /// The integer value of `name`, if present and an integer.
     pub fn int(&self, name: &str) -> Option<i64> {
         match self.get(name) {
@@ -377,6 +382,20 @@ mod tests {
         assert_eq!(bucket_pow2(i64::MAX), i64::MAX);
         let s = Signature::new().with("len", 1000usize).bucket_pow2("len");
         assert_eq!(s.int("len"), Some(1024));
+    }
+
+    #[test]
+    fn flags_are_true_booleans_only() {
+        let s = Signature::new()
+            .with("on", true)
+            .with("off", false)
+            .with("one", 1usize)
+            .with("word", "true");
+        assert!(s.flag("on"));
+        assert!(!s.flag("off"));
+        assert!(!s.flag("one"));
+        assert!(!s.flag("word"));
+        assert!(!s.flag("absent"));
     }
 
     #[test]

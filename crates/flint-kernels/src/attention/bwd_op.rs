@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use flint_tune::{CallKey, Invocation, Op, OpSpec, SigValue};
+use flint_tune::{CallKey, Invocation, Op, OpSpec};
 
 use super::op::{bucketed_key, fits, head_dims};
 use crate::DeviceLimits;
@@ -95,7 +95,7 @@ impl AttentionBwdOp {
         }
         let sig = inv.signature();
         for feature in ["bias", "dbias", "softcap", "dropout"] {
-            if matches!(sig.get(feature), Some(SigValue::Bool(true))) {
+            if sig.flag(feature) {
                 return Some(format!("the wgmma backward has no {feature}"));
             }
         }
@@ -156,7 +156,7 @@ impl AttentionBwdOp {
 
     /// Whether `inv`'s MMA backward runs its dK/dV pass in two launches ([`mma_splits_dkdv`]).
     fn splits(inv: &Invocation) -> bool {
-        let softcap = matches!(inv.signature().get("softcap"), Some(SigValue::Bool(true)));
+        let softcap = inv.signature().flag("softcap");
         head_dims(inv).is_ok_and(|(d, dv)| mma_splits_dkdv(d, dv, softcap))
     }
 
@@ -622,7 +622,7 @@ impl Op for AttentionBwdOp {
                 // Per lane, in 32-bit registers: dQ keeps D / 2 of accumulators and block_kv
                 // of score tiles; dK/dV see `mma_dkdv_registers`, which a split into two
                 // launches (dV, then dK) brings within the limit at D = 256.
-                let softcap = matches!(inv.signature().get("softcap"), Some(SigValue::Bool(true)));
+                let softcap = inv.signature().flag("softcap");
                 // Split, the fused dQ is the dK launch's (it holds dSᵀ).
                 let split = mma_splits_dkdv(d, dv, softcap);
                 let dkdv = mma_dkdv_registers(d, dv, c.block_q, softcap, split);

@@ -152,7 +152,7 @@ impl AttentionFwdOp {
         }
         let sig = inv.signature();
         for feature in ["bias", "softcap", "dropout"] {
-            if matches!(sig.get(feature), Some(SigValue::Bool(true))) {
+            if sig.flag(feature) {
                 return Some(format!("the wgmma variant has no {feature}"));
             }
         }
@@ -399,8 +399,7 @@ impl Op for AttentionFwdOp {
         {
             let configs = self.wgmma_configs(inv);
             let sig = inv.signature();
-            let short_masked = matches!(sig.get("masked"), Some(SigValue::Bool(true)))
-                && sig.size("seq_q").is_ok_and(|sq| sq <= 1024);
+            let short_masked = sig.flag("masked") && sig.size("seq_q").is_ok_and(|sq| sq <= 1024);
             if d == dv && (d == 32 || (d == 64 && !short_masked)) {
                 let wide_tiles = AttentionFwdConfig::new(Variant::Wgmma, 192, 128);
                 tries.extend(configs.iter().copied().filter(|c| *c == wide_tiles));
