@@ -127,7 +127,6 @@ fn parse_shape(text: &str, dtype: DType, train: bool) -> Result<Job, Failure> {
 fn from_invocation(inv: &Invocation) -> Option<Job> {
     let sig = inv.signature();
     let size = |k: &str| sig.size(k).ok();
-    let flag = |k: &str| sig.flag(k);
     let dtype = match sig.get("dtype") {
         Some(SigValue::Str(d)) => flint_benches::attention_bench::dtype(d).ok()?,
         _ => return None,
@@ -151,10 +150,10 @@ fn from_invocation(inv: &Invocation) -> Option<Job> {
         train,
         dims,
         dtype,
-        causal: flag("masked"),
-        bias: flag("bias"),
-        softcap: flag("softcap"),
-        dropout: flag("dropout"),
+        causal: sig.flag("masked"),
+        bias: sig.flag("bias"),
+        softcap: sig.flag("softcap"),
+        dropout: sig.flag("dropout"),
     })
 }
 
