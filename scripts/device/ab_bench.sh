@@ -29,6 +29,7 @@ for round in $(seq 1 "$rounds"); do
   done
 done
 # The GPU machine has no `../shared`: the reference script travels in the carried folder.
+# It runs the default arguments' sizes, whatever BENCH ARGS were given.
 sdpa=${FLINT_SDPA:-carry/sdpa_reference.py}
 echo "== sdpa" >> "$log"
 if [ -f "$sdpa" ]; then

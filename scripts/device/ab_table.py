@@ -38,7 +38,8 @@ def main(path):
     for build in ("base", "new"):
         parts = []
         for label in labels:
-            if label.endswith("-causal") or "-k" in label:
+            _, _, k, causal = parse(label) or (0, 0, None, None)
+            if k or causal:
                 continue
             plain = times.get((label, build))
             causal = times.get((label + "-causal", build))
@@ -52,12 +53,21 @@ def main(path):
             f"{f[0]} d{f[1]}{' causal' if f[2] == '1' else ''} s{f[3]} {f[7]}" for f in sdpa))
 
 
-def sort_key(label):
-    m = re.match(r"d(\d+)-s(\d+)(?:-k(\d+))?(-causal)?", label)
+def parse(label):
+    """`d128-s2048-k512-causal` as (128, 2048, 512, True); k is None outside the sweep."""
+    m = re.fullmatch(r"d(\d+)-s(\d+)(?:-k(\d+))?(-causal)?", label)
     if not m:
-        return (1 << 30, 0, 0, 0, label)
+        return None
     d, s, k, causal = m.groups()
-    return (-int(d), 1 if k else 0, 1 if causal else 0, int(s), int(k or 0))
+    return int(d), int(s), int(k) if k else None, bool(causal)
+
+
+def sort_key(label):
+    parsed = parse(label)
+    if not parsed:
+        return (1 << 30, 0, 0, 0, label)
+    d, s, k, causal = parsed
+    return (-d, 1 if k else 0, 1 if causal else 0, s, k or 0)
 
 
 def fmt(values):
