@@ -16,6 +16,52 @@ pub struct RefInputs {
     pub bias: Option<Vec<f64>>,
 }
 
+/// A test's bias, `[Bb, Hb, Sq, Sk]` with `Bb` 1 or B and `Hb` 1 or H (broadcast over the
+/// dims of size 1), as its values and shape.
+pub type RefBias<'a> = (&'a [f32], [usize; 4]);
+
+impl RefInputs {
+    /// The reference's inputs from a test's f32 values: q, k and v widened to f64, and the
+    /// bias and the boolean mask (`[B, Sq, Sk]`, `true` = masked, the same for every head)
+    /// folded into one additive bias broadcast to `[B, H, Sq, Sk]`; `None` without either.
+    pub fn from_f32(
+        (q, k, v): (&[f32], &[f32], &[f32]),
+        dims: (usize, usize, usize, usize, usize, usize, usize),
+        bias: Option<RefBias<'_>>,
+        mask: Option<&[bool]>,
+    ) -> Self {
+        let to64 = |x: &[f32]| x.iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
+        let (b, h, _, sq, sk, _, _) = dims;
+        let dense = (bias.is_some() || mask.is_some()).then(|| {
+            let mut out = vec![0.0f64; b * h * sq * sk];
+            for bi in 0..b {
+                for hi in 0..h {
+                    for i in 0..sq {
+                        for j in 0..sk {
+                            let at = ((bi * h + hi) * sq + i) * sk + j;
+                            if let Some((x, [bb, bh, _, _])) = bias {
+                                out[at] +=
+                                    f64::from(x[(((bi % bb) * bh + hi % bh) * sq + i) * sk + j]);
+                            }
+                            if mask.is_some_and(|m| m[(bi * sq + i) * sk + j]) {
+                                out[at] = f64::NEG_INFINITY;
+                            }
+                        }
+                    }
+                }
+            }
+            out
+        });
+        Self {
+            q: to64(q),
+            k: to64(k),
+            v: to64(v),
+            dims,
+            bias: dense,
+        }
+    }
+}
+
 /// Options of the reference, mirroring `AttentionOptions`.
 #[derive(Clone, Debug, Default)]
 pub struct RefOptions {

@@ -76,33 +76,12 @@ fn inputs_in(case: &Case, seed: u64, dtype: FloatDType) -> Inputs {
             .map(|i| r[i] > 1.0 || (i / sk == 0)) // ~25% masked, and row 0 of batch 0 fully
             .collect()
     });
-    let full_bias = (bias.is_some() || mask.is_some()).then(|| {
-        let mut out = vec![0.0f64; b * h * sq * sk];
-        for bi in 0..b {
-            for hi in 0..h {
-                for i in 0..sq {
-                    for j in 0..sk {
-                        let at = ((bi * h + hi) * sq + i) * sk + j;
-                        if let Some((x, [bb, bh, _, _])) = &bias {
-                            out[at] += f64::from(x[(((bi % bb) * bh + hi % bh) * sq + i) * sk + j]);
-                        }
-                        if mask.as_ref().is_some_and(|m| m[(bi * sq + i) * sk + j]) {
-                            out[at] = f64::NEG_INFINITY;
-                        }
-                    }
-                }
-            }
-        }
-        out
-    });
-    let to64 = |x: &[f32]| x.iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
-    let reference = RefInputs {
-        q: to64(&q),
-        k: to64(&k),
-        v: to64(&v),
-        dims: (b, h, hkv, sq, sk, d, dv),
-        bias: full_bias,
-    };
+    let reference = RefInputs::from_f32(
+        (&q, &k, &v),
+        (b, h, hkv, sq, sk, d, dv),
+        bias.as_ref().map(|(x, shape)| (x.as_slice(), *shape)),
+        mask.as_deref(),
+    );
     Inputs {
         q,
         k,

@@ -196,34 +196,12 @@ pub fn check_in<B: FlashAttentionBackend>(
     });
 
     // The reference sees bias and mask broadcast to [B, H, Sq, Sk].
-    let full_bias = (bias.is_some() || mask.is_some()).then(|| {
-        let mut out = vec![0.0f64; b * h * sq * sk];
-        for bi in 0..b {
-            for hi in 0..h {
-                for i in 0..sq {
-                    for j in 0..sk {
-                        let at = ((bi * h + hi) * sq + i) * sk + j;
-                        if let (Some(bias), Some([bb, bh, _, _])) = (&bias, bias_shape) {
-                            out[at] +=
-                                f64::from(bias[(((bi % bb) * bh + hi % bh) * sq + i) * sk + j]);
-                        }
-                        if mask.as_ref().is_some_and(|m| m[(bi * sq + i) * sk + j]) {
-                            out[at] = f64::NEG_INFINITY;
-                        }
-                    }
-                }
-            }
-        }
-        out
-    });
-    let to64 = |x: &[f32]| x.iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
-    let inputs = RefInputs {
-        q: to64(&q),
-        k: to64(&k),
-        v: to64(&v),
-        dims: (b, h, hkv, sq, sk, d, dv),
-        bias: full_bias,
-    };
+    let inputs = RefInputs::from_f32(
+        (&q, &k, &v),
+        (b, h, hkv, sq, sk, d, dv),
+        bias.as_deref().zip(bias_shape),
+        mask.as_deref(),
+    );
     let (want_out, want_lse) = attention_ref(&inputs, &case.opts);
 
     let mask_t = |dev: &B::Device| {
@@ -811,14 +789,7 @@ fn nan_and_inf_inputs_propagate_like_the_reference() {
         let v = random_f32(b * h * s * d, 33);
         q[3 * d] = poison; // head 0, query 3
         k[(s + 5) * d + 2] = poison; // head 1, key 5
-        let to64 = |x: &[f32]| x.iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
-        let inputs = RefInputs {
-            q: to64(&q),
-            k: to64(&k),
-            v: to64(&v),
-            dims: (b, h, h, s, s, d, d),
-            bias: None,
-        };
+        let inputs = RefInputs::from_f32((&q, &k, &v), (b, h, h, s, s, d, d), None, None);
         let opts = RefOptions {
             causal: true,
             ..RefOptions::default()

@@ -198,15 +198,8 @@ fn attention_persists_and_reuses<R: cubecl::Runtime>(
     let problem = self_attention(b, h, s, d, "f32", (None, Some(0)));
     let len = b * h * s * d;
     let (q, k, v) = (random_f32(len, 1), random_f32(len, 2), random_f32(len, 3));
-    let to64 = |x: &[f32]| x.iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
     let (want, _) = attention_ref(
-        &RefInputs {
-            q: to64(&q),
-            k: to64(&k),
-            v: to64(&v),
-            dims: (b, h, h, s, s, d, d),
-            bias: None,
-        },
+        &RefInputs::from_f32((&q, &k, &v), (b, h, h, s, s, d, d), None, None),
         &RefOptions {
             causal: true,
             ..RefOptions::default()
