@@ -32,25 +32,19 @@ impl RefInputs {
     ) -> Self {
         let to64 = |x: &[f32]| x.iter().map(|&v| f64::from(v)).collect::<Vec<_>>();
         let (b, h, _, sq, sk, _, _) = dims;
+        let plane = sq * sk;
         let dense = (bias.is_some() || mask.is_some()).then(|| {
-            let mut out = vec![0.0f64; b * h * sq * sk];
-            for bi in 0..b {
-                for hi in 0..h {
-                    for i in 0..sq {
-                        for j in 0..sk {
-                            let at = ((bi * h + hi) * sq + i) * sk + j;
-                            if let Some((x, [bb, bh, _, _])) = bias {
-                                out[at] +=
-                                    f64::from(x[(((bi % bb) * bh + hi % bh) * sq + i) * sk + j]);
-                            }
-                            if mask.is_some_and(|m| m[(bi * sq + i) * sk + j]) {
-                                out[at] = f64::NEG_INFINITY;
-                            }
-                        }
+            (0..b * h * plane)
+                .map(|at| {
+                    let (bi, hi, ij) = (at / (h * plane), at / plane % h, at % plane);
+                    if mask.is_some_and(|m| m[bi * plane + ij]) {
+                        return f64::NEG_INFINITY;
                     }
-                }
-            }
-            out
+                    bias.map_or(0.0, |(x, [bb, bh, _, _])| {
+                        f64::from(x[((bi % bb) * bh + hi % bh) * plane + ij])
+                    })
+                })
+                .collect()
         });
         Self {
             q: to64(q),
