@@ -125,10 +125,10 @@ alignas(64) unsigned long long int opaque[16];
     ) {
         match instruction {
             shared::WmmaInstruction::ExecuteManual { shape, .. }
-                if shape.m == 64 && shape.k <= 2 =>
+                if shape.m == 64 && shape.k <= 3 =>
             {
-                // flint patch: `setmaxnreg` or a named barrier (see `compile_manual_mma`), no
-                // helper.
+                // flint patch: `setmaxnreg`, a named barrier or a launch bound (see
+                // `compile_manual_mma`), no helper.
             }
             shared::WmmaInstruction::ExecuteManual {
                 shape,
@@ -392,8 +392,12 @@ impl<M: DialectWmmaCompiler<Self>> DialectBindings<Self> for CudaDialect<M> {
 extern \"C\" __global__ void __launch_bounds__({}{})",
             flags.cube_dim.num_elems(),
             // flint patch: `setmaxnreg` needs the register count at entry, which ptxas derives
-            // from a minimum of one cube per SM.
-            if flags.inst_setmaxnreg { ", 1" } else { "" }
+            // from a minimum of cubes per SM (one, or as many as the kernel asked for).
+            if flags.inst_setmaxnreg > 0 {
+                format!(", {}", flags.inst_setmaxnreg)
+            } else {
+                String::new()
+            }
         )?;
         if let Some(cluster_dim) = flags.cluster_dim {
             write!(

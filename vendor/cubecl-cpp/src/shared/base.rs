@@ -97,8 +97,9 @@ pub struct Flags<D: Dialect> {
     // (block-scope mbarrier: init, arrive, wait, wait_parity, cp.async arrive).
     pub op_barrier_full: bool,
     // flint patch: the kernel moves registers between warpgroups (`setmaxnreg`), which needs
-    // its launch's register count at entry: one cube per SM in the launch bounds.
-    pub inst_setmaxnreg: bool,
+    // its launch's register count at entry: the least cubes per SM for the launch bounds (1,
+    // or what the kernel asks for; 0 without `setmaxnreg`).
+    pub inst_setmaxnreg: u32,
     pub op_pipeline: bool,
     pub inst_tma: bool,
     pub inst_tma_im2col: bool,
@@ -933,7 +934,13 @@ impl<D: Dialect> CppCompiler<D> {
                 // flint patch: m = 64, k = 0 is `setmaxnreg` (CUDA's `compile_manual_mma`).
                 shape: {
                     if matrix.m == 64 && matrix.k == 0 {
-                        self.flags.inst_setmaxnreg = true;
+                        self.flags.inst_setmaxnreg = self.flags.inst_setmaxnreg.max(1);
+                    }
+                    // flint patch: m = 64, k = 3 asks for `n` cubes per SM in the launch
+                    // bounds (and emits nothing).
+                    if matrix.m == 64 && matrix.k == 3 {
+                        self.flags.inst_setmaxnreg =
+                            self.flags.inst_setmaxnreg.max(matrix.n as u32);
                     }
                     MmaShape::new(matrix.m as u32, matrix.n as u32, matrix.k as u32)
                 },

@@ -589,6 +589,11 @@ pub(super) fn compile_manual_mma<D: Dialect>(
             shape.n
         );
     }
+    if shape.m == 64 && shape.k == 3 {
+        // flint patch: no product has k = 3; this asks for `n` cubes per SM in the kernel's
+        // launch bounds (`Flags::inst_setmaxnreg`) and emits nothing here.
+        return Ok(());
+    }
     if shape.m == 64 && (shape.k == 1 || shape.k == 2) {
         // flint patch: no product has k = 1 or 2; these are named barriers (`bar.sync` and
         // `bar.arrive`) for warpgroups taking turns: the barrier whose number A's first
