@@ -1202,7 +1202,15 @@ fn run<B: FlashAttentionBackend>(
                 forced.push((format!("flint-mma{bq}x{bkv}"), config));
             }
             // Warpgroup MMA (sm_90 only; refused, and said so, elsewhere).
-            for (bq, bkv) in [(192, 64), (128, 128), (128, 64), (192, 128)] {
+            // 64-row tilings run one consumer warpgroup, two cubes an SM.
+            for (bq, bkv) in [
+                (192, 64),
+                (128, 128),
+                (128, 64),
+                (192, 128),
+                (64, 64),
+                (64, 128),
+            ] {
                 let config = AttentionFwdConfig::new(Variant::Wgmma, bq, bkv);
                 forced.push((format!("flint-wgmma{bq}x{bkv}"), config));
             }

@@ -379,6 +379,20 @@ pub(crate) fn set_max_registers(#[comptime] count: u32) {
     def.execute_inplace::<Pair, Pair, Pair>(&a, &b, &mut c);
 }
 
+/// Asks for at least `count` cubes of this kernel per SM in its launch bounds, so that ptxas
+/// caps the registers a thread starts with at `65536 / (count · threads)`; the warpgroups
+/// then move them with [`set_max_registers`]. Emits no instruction.
+#[cube]
+pub(crate) fn min_cubes_per_sm(#[comptime] count: u32) {
+    // k = 3: the patched compiler's launch-bound request (no product has k = 3; 1 and 2 are
+    // named barriers).
+    let def = MmaDefinition::<f32, f32, f32>::new(64usize, count as usize, 3usize);
+    let a = Array::<Vector<f32, Pair>>::new(1usize);
+    let b = Array::<Vector<f32, Pair>>::new(1usize);
+    let mut c = Array::<Vector<f32, Pair>>::new(1usize);
+    def.execute_inplace::<Pair, Pair, Pair>(&a, &b, &mut c);
+}
+
 /// Where this module's B layout puts the 16-byte chunk `chunk` of row `row` of a tile whose
 /// rows hold `row_chunks` chunks, in chunks: core matrix `(row / 8, chunk)` at
 /// `((row / 8) · row_chunks + chunk) · 8`, row `row % 8` within it.

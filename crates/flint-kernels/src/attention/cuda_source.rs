@@ -842,7 +842,9 @@ pub fn wgmma_cuda_sources() -> Result<Vec<(String, String)>, String> {
                 (3, 64, 32, true),
                 (3, 128, 32, false),
                 (3, 128, 64, false),
-                (3, 128, 64, true)
+                (3, 128, 64, true),
+                (1, 64, 128, true),
+                (1, 128, 64, false)
             ],
             true,
             |a: &mut Args, d: usize, causal: bool| -> Result<_, String> {
@@ -1354,7 +1356,7 @@ mod tests {
         let client = WgpuRuntime::client(&WgpuDevice::default());
         assert!(crate::wgmma::compiler_emits_wgmma(&client));
         let sources = super::wgmma_cuda_sources().expect("the wgmma kernels compile");
-        assert_eq!(sources.len(), 35);
+        assert_eq!(sources.len(), 37);
         // For ptxas by hand (`scripts/device/local_ptxas.sh`'s tools): the sources as files.
         if let Ok(dir) = std::env::var("FLINT_DUMP_WGMMA") {
             for (name, source) in &sources {
@@ -1377,6 +1379,7 @@ mod tests {
             // D = 256's split launches store their gradients plainly.
             let split = name.starts_with("attention_bwd_dkdv_wgmma_d256");
             let staged = name.starts_with("attention_fwd_wgmma_pipelined_d128_wg2_kv128")
+                || (name.starts_with("attention_fwd_wgmma_pipelined") && name.contains("_wg1_"))
                 || name.starts_with("attention_fwd_wgmma_pipelined_d32_wg2_kv128")
                 || (name.starts_with("attention_bwd_") && !split);
             for needle in [
@@ -1409,6 +1412,22 @@ mod tests {
                 assert!(
                     source.contains(", p, 1, 1, 0; "),
                     "{name}: no product with A in registers and a K-major B"
+                );
+            }
+            // One consumer warpgroup asks for two cubes an SM, whose launch bounds cap a
+            // thread's registers at 128 until `setmaxnreg` moves them; the other kernels
+            // that move registers ask for one.
+            let two_cubes =
+                name.starts_with("attention_fwd_wgmma_pipelined") && name.contains("_wg1_");
+            assert_eq!(
+                source.contains("__launch_bounds__(256, 2)"),
+                two_cubes,
+                "{name}: two cubes an SM: expected {two_cubes}"
+            );
+            if source.contains("setmaxnreg") && !two_cubes {
+                assert!(
+                    source.contains(", 1)"),
+                    "{name}: setmaxnreg without launch bounds"
                 );
             }
             // The split pass's dV launch has one product in flight at a time.

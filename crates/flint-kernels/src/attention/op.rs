@@ -182,10 +182,32 @@ impl AttentionFwdOp {
         } else {
             &[(128, 128), (192, 64)]
         };
-        Self::variant_configs(Variant::Wgmma, tilings)
+        let mut configs = Self::variant_configs(Variant::Wgmma, tilings);
+        // One warpgroup of 128-key tiles, two cubes an SM, for short calls at D, Dv <= 64
+        // (`short_blocks`): there a block's fixed cost weighs most, and the second cube on
+        // each SM hides it. On an H200: 3-4% ahead of 128x128 at 1k causal (D = 64), 6% at
+        // D = 32, level to 5% ahead at 512; behind from 2k, and at D = 128, where only 64-key
+        // tiles fit (docs/PERF.md).
+        if Self::short_blocks(inv) && head_dims(inv).is_ok_and(|(d, dv)| d.max(dv) <= 64) {
+            configs.push(AttentionFwdConfig::new(Variant::Wgmma, 64, 128));
+        }
+        configs
             .into_iter()
             .filter(|c| self.check(inv, c).is_ok())
             .collect()
+    }
+
+    /// Whether the call has a window or causal mask and at most 1024 queries: few blocks a
+    /// head, the heaviest of them short.
+    fn short_masked(inv: &Invocation) -> bool {
+        let sig = inv.signature();
+        sig.flag("masked") && sig.size("seq_q").is_ok_and(|sq| sq <= 1024)
+    }
+
+    /// Whether a block's walk is short enough that its fixed cost weighs most: under a mask
+    /// up to 1024 queries ([`Self::short_masked`]), without one up to 512.
+    fn short_blocks(inv: &Invocation) -> bool {
+        Self::short_masked(inv) || inv.signature().size("seq_q").is_ok_and(|sq| sq <= 512)
     }
 
     /// The portable tilings that run the call with the accumulator in registers, largest
@@ -372,7 +394,10 @@ impl Op for AttentionFwdOp {
         // 19: three warpgroups take 160 registers (152 before), and 192x128 runs up to
         // Dv = 64, the heuristic's first tiling at D = 64 and a candidate in place of 192x64
         // wherever it fits; re-tune.
-        19
+        // 20: one warpgroup of 128-key tiles, two cubes an SM (64x128), a candidate and the
+        // heuristic's first tiling at D, Dv <= 64 under a mask up to 1k queries and without
+        // one up to 512; re-tune.
+        20
     }
 
     fn heuristic(&self, inv: &Invocation) -> Result<AttentionFwdConfig, String> {
@@ -398,8 +423,10 @@ impl Op for AttentionFwdOp {
             && let Ok((d, dv)) = head_dims(inv)
         {
             let configs = self.wgmma_configs(inv);
-            let sig = inv.signature();
-            let short_masked = sig.flag("masked") && sig.size("seq_q").is_ok_and(|sq| sq <= 1024);
+            let short_masked = Self::short_masked(inv);
+            if Self::short_blocks(inv) && d.max(dv) <= 64 {
+                tries.extend(configs.iter().copied().filter(|c| c.block_q == 64));
+            }
             if d == dv && (d == 32 || (d == 64 && !short_masked)) {
                 let wide_tiles = AttentionFwdConfig::new(Variant::Wgmma, 192, 128);
                 tries.extend(configs.iter().copied().filter(|c| *c == wide_tiles));
@@ -576,9 +603,9 @@ impl Op for AttentionFwdOp {
                 if let Some(why) = self.wgmma_refusal(inv) {
                     return Err(why);
                 }
-                if !matches!(c.block_q, 128 | 192) {
+                if !matches!(c.block_q, 64 | 128 | 192) {
                     return Err(format!(
-                        "block_q {} is not 128 or 192 (two or three warpgroups of 64 rows)",
+                        "block_q {} is not 64, 128 or 192 (one to three warpgroups of 64 rows)",
                         c.block_q
                     ));
                 }
@@ -605,6 +632,18 @@ impl Op for AttentionFwdOp {
                         c.block_q,
                         c.block_kv,
                         p.consumer_registers()
+                    ));
+                }
+                // One warpgroup runs two cubes an SM (`WgmmaFwdParams::cubes_per_sm`), each
+                // within half the SM's shared memory.
+                let shared = c.smem_bytes(d, dv);
+                if p.cubes_per_sm() > 1 && shared > p.shared_limit() as usize {
+                    return Err(format!(
+                        "block_q {} x block_kv {} with head dims {d}/{dv} needs {shared} bytes \
+                         of shared memory per cube; two cubes an SM leave each {}",
+                        c.block_q,
+                        c.block_kv,
+                        p.shared_limit()
                     ));
                 }
             }
@@ -1075,9 +1114,14 @@ mod tests {
         // Three warpgroups hold 128-key tiles only with at most Dv = 64 of output.
         let e = hopper.check(&inv, &wg(192, 128)).unwrap_err();
         assert!(e.contains("registers"), "{e}");
-        for bad in [wg(64, 64), wg(256, 64), wg(128, 32)] {
+        for bad in [wg(256, 64), wg(128, 32)] {
             assert!(hopper.check(&inv, &bad).is_err(), "{bad:?}");
         }
+        // One warpgroup runs two cubes an SM, each in half its shared memory: 64-key tiles
+        // fit at D = 128, 128-key tiles only up to D = 64.
+        hopper.check(&inv, &wg(64, 64)).unwrap();
+        let e = hopper.check(&inv, &wg(64, 128)).unwrap_err();
+        assert!(e.contains("shared memory per cube"), "{e}");
         // At D = 64 and 32 the heuristic starts with three warpgroups of 128-key tiles, and
         // at D = 64 two warpgroups are tuned beside them. Decoding keeps its own configs.
         let narrow = with_sig(&inv, "dtype", SigValue::Str("bf16".into()), 64);
@@ -1094,9 +1138,28 @@ mod tests {
                 .heuristic(&with_sig(&call, "dtype", SigValue::Str("bf16".into()), 64))
                 .unwrap()
         };
-        assert_eq!(at(1024, true), wg(128, 128));
+        assert_eq!(at(1024, true), wg(64, 128));
         assert_eq!(at(2048, true), wg(192, 128));
         assert_eq!(at(1024, false), wg(192, 128));
+        // Unmasked one warpgroup of 128-key tiles, two cubes an SM, leads up to 512 queries.
+        assert_eq!(at(512, false), wg(64, 128));
+        // It is tuned only where it leads, at D = 32 too.
+        let cands_at = |sq: usize, masked: bool, d: usize| {
+            let call = with_sig(&call_kv(2, 16, 16, sq, sq), "masked", masked.into(), d);
+            hopper.candidates(&with_sig(&call, "dtype", SigValue::Str("bf16".into()), d))
+        };
+        for (sq, masked) in [(1024, true), (512, false)] {
+            assert!(cands_at(sq, masked, 64).contains(&wg(64, 128)));
+            assert!(cands_at(sq, masked, 32).contains(&wg(64, 128)));
+        }
+        for (sq, masked, d) in [(2048, true, 64), (1024, false, 64), (1024, true, 128)] {
+            assert!(
+                cands_at(sq, masked, d)
+                    .iter()
+                    .all(|c| c.variant != Variant::Wgmma || c.block_q != 64),
+                "{sq} {masked} {d}"
+            );
+        }
         // Beside a Dv of 64 two warpgroups lead, as from D = 64.
         let d32_dv64 = Invocation::new(
             "attention_fwd",

@@ -74,10 +74,11 @@ pub enum Ablation {
 }
 
 /// Registers per thread that `warpgroups` consumer warpgroups take with `setmaxnreg` beside
-/// one producer warpgroup left with `producer`: the launch's share (65536 over its threads,
-/// down to a multiple of 8, at most 256) plus what the producer releases, split among them.
-pub const fn consumer_share(warpgroups: u32, producer: u32) -> u32 {
-    let threads = 128 * (warpgroups + 1);
+/// one producer warpgroup left with `producer`, `cubes_per_sm` cubes sharing an SM: the
+/// launch's share (65536 over the threads of those cubes, down to a multiple of 8, at most
+/// 256) plus what the producer releases, split among them.
+pub const fn consumer_share(warpgroups: u32, producer: u32, cubes_per_sm: u32) -> u32 {
+    let threads = 128 * (warpgroups + 1) * cubes_per_sm;
     let share = 65536 / threads / 8 * 8;
     let base = if share > 256 { 256 } else { share };
     let extra = (base - producer) / warpgroups / 8 * 8;
@@ -91,6 +92,36 @@ pub const fn consumer_share(warpgroups: u32, producer: u32) -> u32 {
 impl WgmmaFwdParams {
     /// Shared memory a cube may use on sm_90 (227 KiB).
     pub const SHARED_LIMIT: u32 = 227 * 1024;
+
+    /// Cubes of the pipelined kernel that share an SM: two with one consumer warpgroup
+    /// (64-row blocks), so that one cube's block prologue and epilogue (its Q wait, first
+    /// scores and softmax, last `P·V` and output) run under the other's products, which the
+    /// warpgroups of one cube, walking the same block, cannot hide for each other; else one.
+    pub const fn cubes_per_sm(&self) -> u32 {
+        if self.pipelined && self.warpgroups == 1 {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Shared memory one cube of the pipelined kernel may use: [`Self::SHARED_LIMIT`] alone
+    /// on its SM; beside a second cube, half of the SM's 228 KiB less each cube's 1 KiB
+    /// reserve (113 KiB; the barriers take the first 1 KiB of it, as the buffer counts
+    /// allow for).
+    pub const fn shared_limit(&self) -> u32 {
+        if self.cubes_per_sm() == 2 {
+            113 * 1024
+        } else {
+            Self::SHARED_LIMIT
+        }
+    }
+
+    /// Whether the warpgroups move registers with `setmaxnreg`: with two or more consumer
+    /// warpgroups, or two cubes an SM (whose even share, 128 a thread, holds no tiling).
+    pub const fn moves_registers(&self) -> bool {
+        self.warpgroups > 1 || self.cubes_per_sm() > 1
+    }
 
     /// Bytes of one block's Q: one buffer of the Q ring.
     pub const fn q_bytes(&self) -> u32 {
@@ -129,7 +160,7 @@ impl WgmmaFwdParams {
     /// first warpgroup's last turn, which a Q copied ahead no longer does.
     pub const fn q_buffers(&self) -> u32 {
         let two = 2 * self.q_bytes() + 2 * self.kv_bytes() + 1024;
-        if self.pipelined && self.tma_store && two <= Self::SHARED_LIMIT {
+        if self.pipelined && self.tma_store && two <= self.shared_limit() {
             2
         } else {
             1
@@ -140,7 +171,7 @@ impl WgmmaFwdParams {
     /// for the barriers), 2 to 4.
     pub const fn v_stages(&self) -> u32 {
         let q = self.q_buffers() * self.q_bytes();
-        let fit = Self::SHARED_LIMIT.saturating_sub(q + 1024) / self.kv_bytes();
+        let fit = self.shared_limit().saturating_sub(q + 1024) / self.kv_bytes();
         if fit < 2 {
             2
         } else if fit > 4 {
@@ -155,7 +186,7 @@ impl WgmmaFwdParams {
     pub const fn k_stages(&self) -> u32 {
         let v = self.v_stages();
         let used = self.q_buffers() * self.q_bytes() + v * self.kv_bytes() + 1024;
-        if v < 4 && used + self.k_tile_bytes() <= Self::SHARED_LIMIT {
+        if v < 4 && used + self.k_tile_bytes() <= self.shared_limit() {
             v + 1
         } else {
             v
@@ -200,7 +231,11 @@ impl WgmmaFwdParams {
     /// Registers per thread the pipelined kernel's consumer warpgroups take with `setmaxnreg`
     /// ([`consumer_share`] of [`Self::producer_registers`]).
     pub const fn consumer_registers(&self) -> u32 {
-        consumer_share(self.warpgroups, self.producer_registers())
+        consumer_share(
+            self.warpgroups,
+            self.producer_registers(),
+            self.cubes_per_sm(),
+        )
     }
 
     /// Shared memory of one cube, in bytes (2-byte elements).
@@ -431,23 +466,55 @@ mod tests {
     /// launch's 65536 registers.
     #[test]
     fn consumers_take_what_the_producer_releases() {
-        assert_eq!(consumer_share(2, 40), 232);
-        assert_eq!(consumer_share(2, 24), 240);
-        assert_eq!(consumer_share(3, 40), 152);
-        assert_eq!(consumer_share(3, 32), 160);
+        assert_eq!(consumer_share(2, 40, 1), 232);
+        assert_eq!(consumer_share(2, 24, 1), 240);
+        assert_eq!(consumer_share(3, 40, 1), 152);
+        assert_eq!(consumer_share(3, 32, 1), 160);
+        // One consumer beside a producer of 40, two cubes an SM: 128 + 88.
+        assert_eq!(consumer_share(1, 40, 2), 216);
         for warpgroups in 1..=3 {
             for producer in [24, 32, 40] {
-                let consumers = consumer_share(warpgroups, producer);
-                assert!(128 * (warpgroups * consumers + producer) <= 65536);
-                assert_eq!(consumers % 8, 0);
+                for cubes in [1, 2] {
+                    let consumers = consumer_share(warpgroups, producer, cubes);
+                    assert!(cubes * 128 * (warpgroups * consumers + producer) <= 65536);
+                    assert_eq!(consumers % 8, 0);
+                }
             }
         }
         let forward = |warpgroups| WgmmaFwdParams {
             warpgroups,
+            pipelined: true,
             ..Default::default()
         };
         assert_eq!(forward(2).consumer_registers(), 232);
         assert_eq!(forward(3).consumer_registers(), 160);
+        assert_eq!(forward(1).consumer_registers(), 216);
+        assert!(forward(1).moves_registers());
+    }
+
+    /// One consumer warpgroup runs two cubes an SM, each within half its shared memory (with
+    /// the barriers' 1 KiB and the cube's 1 KiB reserve): at D = 64 128-key tiles keep two
+    /// Q buffers and four K and V buffers (112 KiB); at D = 128 the 64x64 tiling keeps two
+    /// Q buffers, three K and two V buffers (112 KiB), and 128-key tiles do not fit.
+    #[test]
+    fn one_warpgroup_shares_its_sm_with_a_second_cube() {
+        let p = params(1, 128, 64, true);
+        assert_eq!(p.cubes_per_sm(), 2);
+        assert_eq!(buffers(p), (2, 3, 3));
+        let d128 = params(1, 64, 128, true);
+        assert_eq!(buffers(d128), (2, 3, 2));
+        for p in [p, d128] {
+            assert!(p.shared_bytes() <= 112 * 1024, "{p:?}");
+            assert!(2 * (p.shared_bytes() + 2048) <= 228 * 1024);
+        }
+        assert!(params(1, 128, 128, true).shared_bytes() > p.shared_limit());
+        assert_eq!(params(2, 128, 128, true).cubes_per_sm(), 1);
+        // The prototype (not pipelined) keeps one cube an SM.
+        let prototype = WgmmaFwdParams {
+            pipelined: false,
+            ..p
+        };
+        assert_eq!(prototype.cubes_per_sm(), 1);
     }
 
     fn params(warpgroups: u32, block_kv: u32, d: u32, tma_store: bool) -> WgmmaFwdParams {
@@ -491,9 +558,9 @@ mod tests {
                         let one_q = params(wg, kv, d, false).shared_bytes();
                         if q == 2 {
                             assert!(store, "{p:?}");
-                            assert!(p.shared_bytes() <= WgmmaFwdParams::SHARED_LIMIT, "{p:?}");
-                        } else if one_q <= WgmmaFwdParams::SHARED_LIMIT {
-                            assert!(p.shared_bytes() <= WgmmaFwdParams::SHARED_LIMIT, "{p:?}");
+                            assert!(p.shared_bytes() <= p.shared_limit(), "{p:?}");
+                        } else if one_q <= p.shared_limit() {
+                            assert!(p.shared_bytes() <= p.shared_limit(), "{p:?}");
                         }
                     }
                 }

@@ -305,7 +305,7 @@ impl WgmmaBwdParams {
     /// Registers per consumer thread after `setmaxnreg`: what the producer releases split
     /// among the consumers, as in the forward.
     pub const fn consumer_registers(&self) -> u32 {
-        super::attention::consumer_share(self.warpgroups, Self::PRODUCER_REGISTERS)
+        super::attention::consumer_share(self.warpgroups, Self::PRODUCER_REGISTERS, 1)
     }
 
     /// The forward's parameters with this kernel's masks, for the shared key walk.

@@ -488,11 +488,11 @@ fn attention_launcher<'a, R: Runtime>(
             p.head_dim, p.block_kv
         ));
     }
-    if p.shared_bytes() > WgmmaFwdParams::SHARED_LIMIT {
+    if p.shared_bytes() > p.shared_limit() {
         return Err(format!(
-            "{p:?} needs {} bytes of shared memory per cube; sm_90 has {}",
+            "{p:?} needs {} bytes of shared memory per cube; it may use {} on sm_90",
             p.shared_bytes(),
-            WgmmaFwdParams::SHARED_LIMIT
+            p.shared_limit()
         ));
     }
     if !p.pipelined && p.block_kv == p.head_dim && p.block_kv == p.val_dim {

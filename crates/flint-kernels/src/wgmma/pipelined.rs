@@ -57,8 +57,9 @@ use cubecl::prelude::*;
 
 use super::attention::{Ablation, LN_2, RESCALE_SLACK_LOG2, WgmmaFwdParams};
 use super::{
-    b_descriptor, descriptor, issue_rs_sw, issue_ss_sw, mn_sw, named_barrier, order_before_wait,
-    set_max_registers, smem_address, tma_descriptor, wgmma_issue, wgmma_ss_issue, wgmma_wait,
+    b_descriptor, descriptor, issue_rs_sw, issue_ss_sw, min_cubes_per_sm, mn_sw, named_barrier,
+    order_before_wait, set_max_registers, smem_address, tma_descriptor, wgmma_issue,
+    wgmma_ss_issue, wgmma_wait,
 };
 use crate::attention::forward::mma::copy_chunk;
 use crate::attention::forward::mma::{Pair, exp2, write_pair};
@@ -778,6 +779,9 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
 ) {
     let consumers = comptime!(p.warpgroups * 128);
     let block_q = comptime!(64 * p.warpgroups);
+    if comptime!(p.cubes_per_sm() > 1) {
+        min_cubes_per_sm(comptime!(p.cubes_per_sm()));
+    }
     let lane = UNIT_POS_X;
     let plane = UNIT_POS_Y;
     let tid = plane * 32 + lane;
@@ -823,7 +827,7 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
         // consumers have released its previous contents (Q's after an item's last scores,
         // K's after S, V's after P·V). It needs few registers and gives the rest to the
         // consumers.
-        if comptime!(p.warpgroups > 1) {
+        if comptime!(p.moves_registers()) {
             set_max_registers(comptime!(p.producer_registers()));
         }
         if comptime!(p.tma) {
@@ -888,7 +892,7 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
             }
         }
     } else {
-        if comptime!(p.warpgroups > 1) {
+        if comptime!(p.moves_registers()) {
             set_max_registers(comptime!(p.consumer_registers()));
         }
         let mut o_acc = Array::<Vector<f32, Pair>>::new(comptime!((p.val_dim / 4) as usize));

@@ -275,16 +275,6 @@ fn launch_with<R: Runtime>(
             } else {
                 1
             };
-            let sms = streaming_multiprocessors(client);
-            let g = head_groups(problem, bh, q_blocks, sms);
-            // Pairs of query blocks (see `paired_block`).
-            let pairs = q_blocks
-                .div_ceil(2)
-                .checked_mul(bh)
-                .ok_or_else(|| format!("{q_blocks} query blocks x {bh} heads exceed u32"))?;
-            // A persistent grid: one cube per SM, each holding one (its registers).
-            let cubes = pairs.min(sms);
-            let grid = dispatch.grid(cubes, 1, 1);
             let mut params = WgmmaFwdParams {
                 has_left: left.is_some(),
                 has_right: right.is_some(),
@@ -292,6 +282,17 @@ fn launch_with<R: Runtime>(
                 tma: true,
                 ..c.wgmma_params(problem.head_dim, problem.val_dim)
             };
+            // A persistent grid: as many cubes as the SMs hold at once (one each, or two of
+            // one consumer warpgroup; their registers and shared memory bound them).
+            let slots = streaming_multiprocessors(client) * params.cubes_per_sm();
+            let g = head_groups(problem, bh, q_blocks, slots);
+            // Pairs of query blocks (see `paired_block`).
+            let pairs = q_blocks
+                .div_ceil(2)
+                .checked_mul(bh)
+                .ok_or_else(|| format!("{q_blocks} query blocks x {bh} heads exceed u32"))?;
+            let cubes = pairs.min(slots);
+            let grid = dispatch.grid(cubes, 1, 1);
             let (bq, bkv) = (c.block_q as usize, c.block_kv as usize);
             // Each tensor's boxes at its run width where the rows are swizzled.
             let sw = params.swizzle();
@@ -555,7 +556,8 @@ pub(crate) fn streaming_multiprocessors<R: Runtime>(client: &ComputeClient<R>) -
 /// B·H / G)`, which launch x first, and the forward's persistent walk (`paired_block`). Each
 /// group of `G` heads runs its blocks (heaviest first under a causal mask) before the next
 /// group starts. Without a causal mask `G = 1`, each head's blocks in turn. With
-/// one, `G` aims at about sixteen blocks per head among the cubes of a wave (one per SM), so
+/// one, `G` aims at about sixteen blocks per head among the cubes of a wave (`sms`: as many as
+/// the SMs hold at once), so
 /// that those blocks share their K and V in L2. Launching every head at once (`G = B·H`)
 /// streams K and V from memory once per block: at 2k on an H100 that read 870 MB where
 /// groups of 8 read 201, and ran 30% slower (docs/PERF.md).
