@@ -32,6 +32,13 @@ struct Inputs {
     reference: RefInputs,
 }
 
+impl Inputs {
+    /// The output gradient in f64, as the references take it.
+    fn dout64(&self) -> Vec<f64> {
+        self.dout.iter().map(|&v| f64::from(v)).collect()
+    }
+}
+
 fn inputs(case: &Case, seed: u64) -> Inputs {
     inputs_in(case, seed, FloatDType::F32)
 }
@@ -209,7 +216,7 @@ pub fn check_bwd<B: AutodiffBackend + FlashAttentionBackend>(
     seed: u64,
 ) {
     let x = inputs(case, seed);
-    let dout64: Vec<f64> = x.dout.iter().map(|&v| f64::from(v)).collect();
+    let dout64 = x.dout64();
     let want = attention_bwd_ref(&x.reference, &case.opts, &dout64);
     let want_dbias = x.bias.as_ref().map(|(_, s)| reduce_dbias(&want, case, *s));
     let got = grads_of::<B>(case, &x, device, FloatDType::F32, |q, k, v, mask, bias| {
@@ -322,7 +329,7 @@ fn strided_output_gradients_on_gpu() {
         ..
     } = case;
     let x = inputs(&case, 31);
-    let dout64: Vec<f64> = x.dout.iter().map(|&v| f64::from(v)).collect();
+    let dout64 = x.dout64();
     let want = attention_bwd_ref(&x.reference, &case.opts, &dout64);
     for layout in ["swap_dims", "cat"] {
         let q = tensor::<G>(&x.q, [b, h, sq, d], &device).require_grad();
@@ -791,7 +798,7 @@ fn strided_half_gradients_on_gpu() {
             ..
         } = case;
         let x = inputs_in(&case, 13, dtype);
-        let dout64: Vec<f64> = x.dout.iter().map(|&v| f64::from(v)).collect();
+        let dout64 = x.dout64();
         let want = attention_bwd_ref(&x.reference, &case.opts, &dout64);
         let base = attention_bwd_ref_rounded(&x.reference, &case.opts, &dout64, &round);
         // [B, H, S, D] values laid out as [B, S, H, D].
@@ -1217,7 +1224,7 @@ fn check_half_gradients_on(
             // a reused allocation may still hold.
             for (i, c) in forced().into_iter().enumerate() {
                 let x = inputs_in(&case, 9 + i as u64, dtype);
-                let dout64: Vec<f64> = x.dout.iter().map(|&v| f64::from(v)).collect();
+                let dout64 = x.dout64();
                 let want = attention_bwd_ref(&x.reference, &case.opts, &dout64);
                 let base = attention_bwd_ref_rounded(&x.reference, &case.opts, &dout64, &round);
                 let dbias = |g: &RefGrads| {
@@ -1273,7 +1280,7 @@ fn bias_gradient_matches_reference_at_every_layer_on_gpu() {
     case.opts.causal = true;
     case.bias = Some((false, true));
     let x = inputs(&case, 41);
-    let dout64: Vec<f64> = x.dout.iter().map(|&v| f64::from(v)).collect();
+    let dout64 = x.dout64();
     let want = attention_bwd_ref(&x.reference, &case.opts, &dout64);
     let (_, shape) = x.bias.clone().expect("a bias");
     let want_dbias = reduce_dbias(&want, &case, shape);
@@ -1392,7 +1399,7 @@ fn checkpointing_and_untracked_inputs() {
     let got = to_f64(q.grad(&grads).expect("q requires a gradient"));
     let mut doubled = x.reference.clone();
     doubled.q.iter_mut().for_each(|v| *v *= 2.0);
-    let dout64: Vec<f64> = x.dout.iter().map(|&v| f64::from(v)).collect();
+    let dout64 = x.dout64();
     let want: Vec<f64> = attention_bwd_ref(&doubled, &case.opts, &dout64)
         .dq
         .iter()
