@@ -372,11 +372,7 @@ const fn request_k(k: u32, from_zero: bool, proxy_fence: bool) -> usize {
 #[cube]
 pub(crate) fn set_max_registers(#[comptime] count: u32) {
     // k = 0: the patched compiler's request for `setmaxnreg` (no product has k = 0).
-    let def = MmaDefinition::<f32, f32, f32>::new(64usize, count as usize, 0usize);
-    let a = Array::<Vector<f32, Pair>>::new(1usize);
-    let b = Array::<Vector<f32, Pair>>::new(1usize);
-    let mut c = Array::<Vector<f32, Pair>>::new(1usize);
-    def.execute_inplace::<Pair, Pair, Pair>(&a, &b, &mut c);
+    compiler_request(count, 0u32);
 }
 
 /// Asks for at least `count` cubes of this kernel per SM in its launch bounds, so that ptxas
@@ -386,7 +382,14 @@ pub(crate) fn set_max_registers(#[comptime] count: u32) {
 pub(crate) fn min_cubes_per_sm(#[comptime] count: u32) {
     // k = 3: the patched compiler's launch-bound request (no product has k = 3; 1 and 2 are
     // named barriers).
-    let def = MmaDefinition::<f32, f32, f32>::new(64usize, count as usize, 3usize);
+    compiler_request(count, 3u32);
+}
+
+/// A manual MMA of `m = 64` and `k` below 16 with unused operands: no product has such a
+/// `k`, so the patched compiler reads it as a request with argument `n` (`vendor/README.md`).
+#[cube]
+fn compiler_request(#[comptime] n: u32, #[comptime] k: u32) {
+    let def = MmaDefinition::<f32, f32, f32>::new(64usize, n as usize, k as usize);
     let a = Array::<Vector<f32, Pair>>::new(1usize);
     let b = Array::<Vector<f32, Pair>>::new(1usize);
     let mut c = Array::<Vector<f32, Pair>>::new(1usize);
