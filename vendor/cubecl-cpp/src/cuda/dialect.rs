@@ -393,8 +393,8 @@ extern \"C\" __global__ void __launch_bounds__({}{})",
             flags.cube_dim.num_elems(),
             // flint patch: `setmaxnreg` needs the register count at entry, which ptxas derives
             // from a minimum of cubes per SM (one, or as many as the kernel asked for).
-            if flags.inst_setmaxnreg > 0 {
-                format!(", {}", flags.inst_setmaxnreg)
+            if flags.min_cubes_per_sm > 0 {
+                format!(", {}", flags.min_cubes_per_sm)
             } else {
                 String::new()
             }

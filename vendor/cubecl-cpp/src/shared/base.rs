@@ -99,7 +99,7 @@ pub struct Flags<D: Dialect> {
     // flint patch: the kernel moves registers between warpgroups (`setmaxnreg`), which needs
     // its launch's register count at entry: the least cubes per SM for the launch bounds (1,
     // or what the kernel asks for; 0 without `setmaxnreg`).
-    pub inst_setmaxnreg: u32,
+    pub min_cubes_per_sm: u32,
     pub op_pipeline: bool,
     pub inst_tma: bool,
     pub inst_tma_im2col: bool,
@@ -147,7 +147,7 @@ impl<D: Dialect> Default for Flags<D> {
             indexes: Default::default(),
             op_barrier: Default::default(),
             op_barrier_full: Default::default(),
-            inst_setmaxnreg: Default::default(), // flint patch
+            min_cubes_per_sm: Default::default(), // flint patch
             op_pipeline: Default::default(),
             inst_tma: Default::default(),
             inst_tma_im2col: Default::default(),
@@ -269,7 +269,7 @@ impl<D: Dialect> CppCompiler<D> {
             op_pipeline: self.flags.op_pipeline,
             op_barrier: self.flags.op_barrier,
             op_barrier_full: self.flags.op_barrier_full,
-            inst_setmaxnreg: self.flags.inst_setmaxnreg, // flint patch
+            min_cubes_per_sm: self.flags.min_cubes_per_sm, // flint patch
             elem_fp4: self.flags.elem_fp4,
             elem_fp6: self.flags.elem_fp6,
             elem_fp8: self.flags.elem_fp8,
@@ -934,13 +934,13 @@ impl<D: Dialect> CppCompiler<D> {
                 // flint patch: m = 64, k = 0 is `setmaxnreg` (CUDA's `compile_manual_mma`).
                 shape: {
                     if matrix.m == 64 && matrix.k == 0 {
-                        self.flags.inst_setmaxnreg = self.flags.inst_setmaxnreg.max(1);
+                        self.flags.min_cubes_per_sm = self.flags.min_cubes_per_sm.max(1);
                     }
                     // flint patch: m = 64, k = 3 asks for `n` cubes per SM in the launch
                     // bounds (and emits nothing).
                     if matrix.m == 64 && matrix.k == 3 {
-                        self.flags.inst_setmaxnreg =
-                            self.flags.inst_setmaxnreg.max(matrix.n as u32);
+                        self.flags.min_cubes_per_sm =
+                            self.flags.min_cubes_per_sm.max(matrix.n as u32);
                     }
                     MmaShape::new(matrix.m as u32, matrix.n as u32, matrix.k as u32)
                 },

@@ -591,7 +591,7 @@ pub(super) fn compile_manual_mma<D: Dialect>(
     }
     if shape.m == 64 && shape.k == 3 {
         // flint patch: no product has k = 3; this asks for `n` cubes per SM in the kernel's
-        // launch bounds (`Flags::inst_setmaxnreg`) and emits nothing here.
+        // launch bounds (`Flags::min_cubes_per_sm`) and emits nothing here.
         return Ok(());
     }
     if shape.m == 64 && (shape.k == 1 || shape.k == 2) {
