@@ -42,6 +42,17 @@ pub fn cuda() -> (
     (client, device)
 }
 
+/// Whether a warpgroup-MMA test must skip because CUDA device 0 is not sm_90; says so on
+/// stderr under the test's name, so that the skip is visible.
+#[cfg(feature = "cuda")]
+pub fn skip_without_wgmma(test: &str) -> bool {
+    let skip = !flint_kernels::wgmma::cuda_device_has_wgmma(0);
+    if skip {
+        eprintln!("SKIPPED {test}: CUDA device 0 is not sm_90");
+    }
+    skip
+}
+
 /// Reads a whole f32 buffer back.
 pub fn read_f32<R: Runtime>(client: &ComputeClient<R>, handle: cubecl::server::Handle) -> Vec<f32> {
     let bytes = client

@@ -586,8 +586,7 @@ fn cooperative_matrix_kernel_matches_reference_on_gpu() {
 fn wgmma_kernel_matches_reference_on_gpu() {
     use flint::Variant;
     #[cfg(feature = "cuda")]
-    if !flint_kernels::wgmma::cuda_device_has_wgmma(0) {
-        eprintln!("SKIPPED wgmma_kernel_matches_reference_on_gpu: CUDA device 0 is not sm_90");
+    if flint_tests::skip_without_wgmma("wgmma_kernel_matches_reference_on_gpu") {
         return;
     }
     let device = gpu();
@@ -705,11 +704,7 @@ fn wgmma_cases() -> Vec<(&'static str, Case)> {
 fn wgmma_one_warpgroup_two_cubes_matches_reference_on_gpu() {
     use flint::Variant;
     #[cfg(feature = "cuda")]
-    if !flint_kernels::wgmma::cuda_device_has_wgmma(0) {
-        eprintln!(
-            "SKIPPED wgmma_one_warpgroup_two_cubes_matches_reference_on_gpu: CUDA device 0 is \
-             not sm_90"
-        );
+    if flint_tests::skip_without_wgmma("wgmma_one_warpgroup_two_cubes_matches_reference_on_gpu") {
         return;
     }
     let device = gpu();
@@ -762,8 +757,7 @@ fn head_dim_32_cases() -> Vec<(&'static str, Case)> {
 fn wgmma_192x128_matches_reference_on_gpu() {
     use flint::Variant;
     #[cfg(feature = "cuda")]
-    if !flint_kernels::wgmma::cuda_device_has_wgmma(0) {
-        eprintln!("SKIPPED wgmma_192x128_matches_reference_on_gpu: CUDA device 0 is not sm_90");
+    if flint_tests::skip_without_wgmma("wgmma_192x128_matches_reference_on_gpu") {
         return;
     }
     let device = gpu();

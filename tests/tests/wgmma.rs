@@ -13,10 +13,9 @@ fn wgmma_products_match_reference_on_gpu() {
     {
         use cubecl::Runtime;
         use cubecl::cuda::CudaRuntime;
-        use flint_kernels::wgmma::{b_descriptor, check::product_error, cuda_device_has_wgmma};
+        use flint_kernels::wgmma::{b_descriptor, check::product_error};
 
-        if !cuda_device_has_wgmma(0) {
-            eprintln!("SKIPPED wgmma_products_match_reference_on_gpu: CUDA device 0 is not sm_90");
+        if flint_tests::skip_without_wgmma("wgmma_products_match_reference_on_gpu") {
             return;
         }
         let client = CudaRuntime::client(&Default::default());
@@ -58,12 +57,9 @@ fn wgmma_attention_prototype_matches_reference_on_gpu() {
         use cubecl::Runtime;
         use cubecl::cuda::CudaRuntime;
         use flint_kernels::wgmma::attention::WgmmaFwdParams;
-        use flint_kernels::wgmma::{check::attention_error, cuda_device_has_wgmma};
+        use flint_kernels::wgmma::check::attention_error;
 
-        if !cuda_device_has_wgmma(0) {
-            eprintln!(
-                "SKIPPED wgmma_attention_prototype_matches_reference_on_gpu: CUDA device 0 is not sm_90"
-            );
+        if flint_tests::skip_without_wgmma("wgmma_attention_prototype_matches_reference_on_gpu") {
             return;
         }
         let client = CudaRuntime::client(&Default::default());
@@ -123,12 +119,9 @@ fn wgmma_attention_pipelined_matches_reference_on_gpu() {
         use cubecl::Runtime;
         use cubecl::cuda::CudaRuntime;
         use flint_kernels::wgmma::attention::WgmmaFwdParams;
-        use flint_kernels::wgmma::{check::attention_error, cuda_device_has_wgmma};
+        use flint_kernels::wgmma::check::attention_error;
 
-        if !cuda_device_has_wgmma(0) {
-            eprintln!(
-                "SKIPPED wgmma_attention_pipelined_matches_reference_on_gpu: CUDA device 0 is not sm_90"
-            );
+        if flint_tests::skip_without_wgmma("wgmma_attention_pipelined_matches_reference_on_gpu") {
             return;
         }
         let client = CudaRuntime::client(&Default::default());
