@@ -6,7 +6,8 @@
 #   bash scripts/device/ab_bench.sh BASE_BENCH NEW_BENCH [ROUNDS [BENCH ARGS...]]
 # Default bench arguments: D = 128 and 64 at 1k-16k, then the one-tile sweep at 2k
 # (`--seqs-kv 128,512`), whose rows measure a block's fixed cost. FLINT_AUTOTUNE defaults to
-# `heuristic` (the same tiling in both builds); export `tune` to compare the tuner's picks.
+# `heuristic` (the same tiling in both builds); export `on` to compare the tuner's picks
+# (`on`, `off` and `heuristic` are its values: `crates/flint-tune/src/policy.rs`).
 set -uo pipefail
 base=$(realpath "$1")
 new=$(realpath "$2")

@@ -13,7 +13,8 @@
 # test once. Measured on an H200 at 8 threads (2026-12-02): `bwd` 398 s on a cold machine;
 # on a warm one `fwd` 181 s and `bwd-wgmma` 173 s side by side, `quick` 65 s and `half`
 # 164 s side by side. `fwd` cold takes more than 200 s; `quick`, `half` and `fwd` side by side
-# at 5 threads each on a cold machine: 96, 263 and 356 s (2026-12-03).
+# at 5 threads each on a cold machine: 96, 263 and 356 s (2026-12-03); `bwd-wgmma` 209 s and
+# `bwd` 450 s alone (8 threads, 2026-12-03): `bwd` is the one near the limit.
 set -euo pipefail
 bin=$(realpath "$1")
 group=$2
