@@ -220,6 +220,22 @@ impl WgmmaFwdParams {
         self.swizzle() && 64 * self.warpgroups <= self.block_kv
     }
 
+    /// Whether each consumer warpgroup stores its own 64 rows of O by TMA, staged in its own
+    /// rows of the block's Q buffer (free once Q is in its registers), so that warpgroups never
+    /// wait for each other at a block's end: with Q in registers (`D = 128`, two consumers)
+    /// and `Dv <= D`, where O leaves by TMA. The Q buffer then goes back to the producer
+    /// once both warpgroups' stores have read it.
+    pub const fn own_store(&self) -> bool {
+        self.tma_store && self.q_in_registers() && self.val_dim <= self.head_dim
+    }
+
+    /// Whether the consumer warpgroups issue their products in turn (the ping-pong): with
+    /// two or more of them, except where each stores its own output ([`Self::own_store`]),
+    /// whose warpgroups run free.
+    pub const fn turns(&self) -> bool {
+        self.warpgroups > 1 && !self.own_store()
+    }
+
     /// Registers per thread of the pipelined kernel's producer warpgroup, after it releases
     /// the rest with `setmaxnreg`: 40 beside two consumers (whose 232 hold every tiling), 32
     /// beside three, which lifts their share from 152 to 160, enough for 128-key tiles at
@@ -566,5 +582,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Only the two-consumer kernel with Q in registers (D = 128) and O leaving by TMA stores
+    /// per warpgroup, and only there are the turns off; the three-consumer kernels, which
+    /// gain from the turns, keep them.
+    #[test]
+    fn warpgroups_store_their_own_output_only_with_q_in_registers() {
+        let own = params(2, 128, 128, true);
+        assert!(own.own_store() && !own.turns());
+        let narrower = WgmmaFwdParams { val_dim: 64, ..own };
+        assert!(narrower.own_store());
+        let wider = WgmmaFwdParams {
+            val_dim: 256,
+            ..own
+        };
+        assert!(!wider.own_store() && wider.turns());
+        assert!(!params(2, 128, 128, false).own_store());
+        assert!(params(2, 128, 128, false).turns());
+        for d in [32, 64, 256] {
+            assert!(!params(2, 128, d, true).own_store(), "D = {d}");
+            assert!(params(2, 128, d, true).turns(), "D = {d}");
+        }
+        assert!(params(3, 128, 64, true).turns());
+        assert!(!params(1, 128, 64, true).turns());
     }
 }

@@ -763,6 +763,7 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
                                 kvh,
                                 k_first,
                                 block_k,
+                                block_k,
                                 p.head_dim,
                             );
                             store_sw::<E, N>(
@@ -772,6 +773,7 @@ pub(crate) fn attention_bwd_dkdv_wgmma<E: Float, N: Size, NO: Size, NA: Size>(
                                 b,
                                 kvh,
                                 k_first,
+                                block_k,
                                 block_k,
                                 p.val_dim,
                             );
@@ -1405,6 +1407,7 @@ pub(crate) fn attention_bwd_dq_wgmma<E: Float, N: Size, NO: Size>(
                                 b,
                                 h,
                                 q_first,
+                                block_q,
                                 block_q,
                                 p.head_dim,
                             );

@@ -23,7 +23,8 @@
 //! (`super::order_before_wait`, over the row sums). Where `D` and `Dv` are multiples of 64
 //! the copies land in 128-byte swizzled rows (`WgmmaFwdParams::swizzle`), which halved the
 //! L2 traffic that bound the kernel, and the warpgroups issue their products in turn
-//! (named barriers), FlashAttention-3's ping-pong (`docs/PERF.md`).
+//! (named barriers), FlashAttention-3's ping-pong (`docs/PERF.md`), except where each stores
+//! its own output (`WgmmaFwdParams::own_store`, D = 128), whose turns measured worth nothing.
 //!
 //! The layouts and the softmax are `super::attention`'s: scores in the `m16n8` accumulator
 //! layout, base-2 exponents of raw scores, O rescaled only when a row's maximum moves by more
@@ -39,8 +40,10 @@
 //!
 //! The output leaves through shared memory: `stmatrix` into the block's last V buffer, then
 //! one TMA store per 64 columns (`store_rows_tma`), where the copies are swizzled and a
-//! block's rows fit that buffer (`WgmmaFwdParams::tma_store`); elsewhere each thread stores
-//! its pairs (`write_rows`).
+//! block's rows fit that buffer (`WgmmaFwdParams::tma_store`); with Q in registers each
+//! warpgroup instead stages its 64 rows in its rows of the block's Q buffer and stores them
+//! itself (`store_own_rows_tma`), so that the warpgroups never wait for each other; elsewhere
+//! each thread stores its pairs (`write_rows`).
 //!
 //! It is the selector's `Variant::Wgmma`: any lengths (rows past `Sq` or `Sk` are zero-filled
 //! by the copies, and keys past `Sk` masked), GQA, windows and causal masks, any strides that
@@ -811,7 +814,13 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
     let fillers = comptime!(if p.tma { 1u32 } else { 128u32 });
     let q_buffers = comptime!(p.q_buffers());
     let q_full = stage_barriers(fillers, tid == 0, q_buffers);
-    let q_empty = stage_barriers(consumers, tid == 0, q_buffers);
+    // With `own_store` one thread a warpgroup releases Q, once its output has left.
+    let q_releases = comptime!(if p.own_store() {
+        p.warpgroups
+    } else {
+        consumers
+    });
+    let q_empty = stage_barriers(q_releases, tid == 0, q_buffers);
     let k_full = stage_barriers(fillers, tid == 0, comptime!(p.k_stages()));
     let v_full = stage_barriers(fillers, tid == 0, comptime!(p.v_stages()));
     let k_empty = stage_barriers(consumers, tid == 0, comptime!(p.k_stages()));
@@ -926,7 +935,27 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
                         loads, s, &q_s, &k_s, &v_s, &q_full, &q_empty, &k_full, &v_full, &k_empty,
                         &v_empty, p,
                     );
-                    if comptime!(p.tma_store) {
+                    if comptime!(p.own_store()) {
+                        store_own_rows_tma::<E, N>(
+                            out_map,
+                            lse,
+                            &mut q_s,
+                            &q_empty,
+                            &o_acc,
+                            &l_run,
+                            &m_run,
+                            q_first,
+                            row0,
+                            seq_q,
+                            b,
+                            h,
+                            loads,
+                            s.scale * LOG2_E,
+                            s.neg_inf,
+                            p,
+                        );
+                        staged = true;
+                    } else if comptime!(p.tma_store) {
                         store_rows_tma::<E, N>(
                             out_map,
                             lse,
@@ -1059,7 +1088,7 @@ fn consume<E: Float, N: Size>(
     // last warpgroup at once: with one Q buffer, Q is copied only once every warpgroup is past
     // the previous item's loops (`q_empty`); with two, the TMA store's barrier among all
     // consumers (`store_rows_tma`) comes after the first warpgroup's wait.
-    if comptime!(p.warpgroups > 1) && warpgroup == comptime!(p.warpgroups - 1) {
+    if comptime!(p.turns()) && warpgroup == comptime!(p.warpgroups - 1) {
         named_barrier(1u32, 256u32, true);
     }
     // The first tile's scores and probabilities, before the loops.
@@ -1177,11 +1206,14 @@ fn consume<E: Float, N: Size>(
         );
         j += 1;
     }
-    if comptime!(p.warpgroups > 1) && warpgroup == 0 {
+    if comptime!(p.turns()) && warpgroup == 0 {
         named_barrier(1u32, 256u32, false);
     }
-    // Every score of the item is done: the producer may copy another item's Q here.
-    release_stage(q_empty, q_slot, q_buffers);
+    // Every score of the item is done: the producer may copy another item's Q here (with
+    // `own_store`, once the output staged there has left).
+    if comptime!(!p.own_store()) {
+        release_stage(q_empty, q_slot, q_buffers);
+    }
     let last = base + j;
     wait_stage(v_full, last % v_stages, last / v_stages, v_stages);
     let v_tile_bytes = comptime!(p.v_tile_bytes());
@@ -1196,7 +1228,7 @@ fn consume<E: Float, N: Size>(
     );
     wgmma_wait(o_acc, &mut token, false);
     // With `tma_store` the output is staged in this buffer, which its store releases.
-    if comptime!(!p.tma_store) {
+    if comptime!(!p.tma_store || p.own_store()) {
         release_stage(v_empty, last % v_stages, v_stages);
     }
 }
@@ -1239,7 +1271,9 @@ fn store_rows_tma<E: Float, N: Size>(
     stage_sw::<E, N>(o_acc, &inv, v_s, buf, block_q, p.val_dim);
     named_barrier(all, consumers, false);
     if UNIT_POS_Y == 0 && UNIT_POS_X == 0 {
-        store_sw::<E, N>(v_s, buf, out_map, b, h, q_first, block_q, p.val_dim);
+        store_sw::<E, N>(
+            v_s, buf, out_map, b, h, q_first, block_q, block_q, p.val_dim,
+        );
         tma_group_commit();
         // The storing thread arrives last; the others go on to the next block (whose Q they
         // wait for anyway) instead of waiting for the copies at a barrier (4.7% of the
@@ -1247,6 +1281,62 @@ fn store_rows_tma<E: Float, N: Size>(
         tma_group_wait_read(0u32);
     }
     release_stage(v_empty, last % stages, stages);
+}
+
+/// [`write_rows`] through shared memory and TMA, each consumer warpgroup on its own
+/// (`WgmmaFwdParams::own_store`): its warps stage their normalised rows of O in the
+/// warpgroup's rows of the block's Q buffer (read only once, into Q's registers, at the
+/// block's start), meet at a barrier of the warpgroup's 128 threads, and one thread stores
+/// the 64 rows, waits until the copies have read them and releases the Q buffer (one of the
+/// `q_empty` barrier's `warpgroups` arrivals). No barrier among all consumers is left at a
+/// block's end.
+#[cube]
+#[allow(clippy::too_many_arguments)]
+fn store_own_rows_tma<E: Float, N: Size>(
+    out_map: &mut TensorMap<E, Tiled>,
+    lse: &mut Tensor<f32>,
+    q_s: &mut SharedMemory<Vector<E, N>>,
+    q_empty: &Sequence<Shared<Barrier>>,
+    o_acc: &Array<Vector<f32, Pair>>,
+    l_run: &Array<f32>,
+    m_run: &Array<f32>,
+    q_first: u32,
+    row0: u32,
+    seq_q: u32,
+    b: u32,
+    h: u32,
+    loads: u32,
+    scale_log2: f32,
+    neg_inf: f32,
+    #[comptime] p: WgmmaFwdParams,
+) {
+    let block_q = comptime!(64 * p.warpgroups);
+    let q_buffers = comptime!(p.q_buffers());
+    let warpgroup = UNIT_POS_Y / 4;
+    let slot = loads % q_buffers;
+    let inv = finish_rows(lse, l_run, m_run, row0, seq_q, b, h, scale_log2, neg_inf);
+    let buf = slot * comptime!(p.q_bytes() / 16);
+    stage_sw::<E, N>(o_acc, &inv, q_s, buf, block_q, p.val_dim);
+    // Barriers 1 to `warpgroups + 1` are the turns' and the whole-block store's.
+    named_barrier(comptime!(p.warpgroups + 2) + warpgroup, 128u32, false);
+    if UNIT_POS_Y == 4 * warpgroup && UNIT_POS_X == 0 {
+        // Row 64 · warpgroup of each 64-column box of the block's rows.
+        let rows_at = buf + warpgroup * comptime!(64 * crate::wgmma::sw_row_bytes(p.val_dim) / 16);
+        store_sw::<E, N>(
+            q_s,
+            rows_at,
+            out_map,
+            b,
+            h,
+            q_first + 64 * warpgroup,
+            64u32,
+            block_q,
+            p.val_dim,
+        );
+        tma_group_commit();
+        tma_group_wait_read(0u32);
+        release_stage(q_empty, slot, q_buffers);
+    }
 }
 
 /// Stages this warp's sixteen rows of an accumulator (`width` columns, pairs in the `m16n8`
@@ -1344,9 +1434,10 @@ pub(super) fn load_a_sw<E: Float, N: Size>(
     }
 }
 
-/// Stores a tile staged by [`stage_sw`] (`rows` rows of `width` columns from vector `base`
-/// of `buf`) into rows `row..row + rows` of head `h` of batch `b` through `map` (boxes of
-/// `rows` x [`super::sw_cols`], swizzled), one TMA store per box; rows past the tensor's end are
+/// Stores `rows` rows of a tile staged by [`stage_sw`] (boxes of `tile_rows` rows by
+/// [`super::sw_cols`] columns from vector `base` of `buf`, `width` columns in all) into rows
+/// `row..row + rows` of head `h` of batch `b` through `map` (boxes of `rows` x
+/// [`super::sw_cols`], swizzled), one TMA store per box; rows past the tensor's end are
 /// clipped. One thread calls it; it then commits the group and waits for its reads before
 /// the buffer is reused.
 #[cube]
@@ -1359,12 +1450,13 @@ pub(super) fn store_sw<E: Float, N: Size>(
     h: u32,
     row: u32,
     #[comptime] rows: u32,
+    #[comptime] tile_rows: u32,
     #[comptime] width: u32,
 ) {
     let cols = comptime!(crate::wgmma::sw_cols(width));
     #[unroll]
     for c in 0..comptime!(width / cols) {
-        let at = (base + c * comptime!(rows * cols / 8)) as usize;
+        let at = (base + c * comptime!(tile_rows * cols / 8)) as usize;
         tma_store_4d(
             &buf.slice(at, at + comptime!((rows * cols / 8) as usize)),
             map,
@@ -1424,7 +1516,7 @@ fn key_step<E: Float>(
     // The warpgroups issue their products in turn (FlashAttention-3's ping-pong), so that one
     // warpgroup's softmax runs while the others' products keep the tensor cores busy.
     let warpgroup = UNIT_POS_Y / 4;
-    if comptime!(p.warpgroups > 1) {
+    if comptime!(p.turns()) {
         named_barrier(1 + warpgroup, 256u32, false);
     }
     issue_scores::<E>(
@@ -1442,7 +1534,7 @@ fn key_step<E: Float>(
         p.block_kv,
         comptime!(p.proxy_fence()),
     );
-    if comptime!(p.warpgroups > 1) {
+    if comptime!(p.turns()) {
         named_barrier(1 + (warpgroup + 1) % p.warpgroups, 256u32, true);
     }
     // S_{j+1} is the older group: done once at most one (P·V) is left.
