@@ -226,7 +226,14 @@ impl WgmmaFwdParams {
     /// and `Dv <= D`, where O leaves by TMA. The Q buffer then goes back to the producer
     /// once both warpgroups' stores have read it.
     pub const fn own_store(&self) -> bool {
-        self.tma_store && self.q_in_registers() && self.val_dim <= self.head_dim
+        self.tma_store && self.own_store_fits()
+    }
+
+    /// Whether [`Self::own_store`] holds wherever O leaves by TMA: Q in registers and
+    /// `Dv <= D`, so that a warpgroup's 64 rows of O fit its rows of the Q buffer. The launch
+    /// sizes the output map's boxes by it before it knows whether the map can be made.
+    pub const fn own_store_fits(&self) -> bool {
+        self.q_in_registers() && self.val_dim <= self.head_dim
     }
 
     /// Whether the consumer warpgroups issue their products in turn (the ping-pong): with
@@ -599,6 +606,7 @@ mod tests {
         };
         assert!(!wider.own_store() && wider.turns());
         assert!(!params(2, 128, 128, false).own_store());
+        assert!(params(2, 128, 128, false).own_store_fits());
         assert!(params(2, 128, 128, false).turns());
         for d in [32, 64, 256] {
             assert!(!params(2, 128, d, true).own_store(), "D = {d}");

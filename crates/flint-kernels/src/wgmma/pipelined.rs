@@ -1227,7 +1227,8 @@ fn consume<E: Float, N: Size>(
         comptime!(p.proxy_fence()),
     );
     wgmma_wait(o_acc, &mut token, false);
-    // With `tma_store` the output is staged in this buffer, which its store releases.
+    // With `tma_store` (not `own_store`) the output is staged in this buffer, which its
+    // store releases.
     if comptime!(!p.tma_store || p.own_store()) {
         release_stage(v_empty, last % v_stages, v_stages);
     }

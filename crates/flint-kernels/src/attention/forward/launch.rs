@@ -307,12 +307,7 @@ fn launch_with<R: Runtime>(
             // O leaves by TMA where its strides allow a tensor map (16-byte rows); otherwise
             // the kernel takes Q's map in that place and never reads it.
             // Boxes of a warpgroup's 64 rows where each stores its own (`own_store`).
-            let own = WgmmaFwdParams {
-                tma_store: true,
-                ..params
-            }
-            .own_store();
-            let out_rows = if own { 64 } else { bq };
+            let out_rows = if params.own_store_fits() { 64 } else { bq };
             let out_map = if params.tma_store_fits() && vector_ok(args.out.strides(), 8) {
                 tile_map(&args.out, out_rows, dtype, dv_sw)
             } else {
