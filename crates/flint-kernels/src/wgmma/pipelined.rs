@@ -940,7 +940,6 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
                             out_map,
                             lse,
                             &mut q_s,
-                            &q_empty,
                             &o_acc,
                             &l_run,
                             &m_run,
@@ -998,6 +997,12 @@ pub(crate) fn attention_fwd_wgmma_pipelined<E: Float, N: Size, NO: Size>(
                 }
             }
             step += 1;
+        }
+        if comptime!(p.own_store()) {
+            // The walk's last store reads shared memory, which must outlive it.
+            if loads > 0 && UNIT_POS_Y == 4 * (UNIT_POS_Y / 4) && UNIT_POS_X == 0 {
+                tma_group_wait_read(0u32);
+            }
         }
     }
 }
@@ -1103,6 +1108,11 @@ fn consume<E: Float, N: Size>(
         &mut s_acc,
         p,
     );
+    if comptime!(p.own_store()) {
+        // With the later V wait of `key_step`, 2-3.6% faster than waiting for the store's
+        // reads at the block's end (docs/PERF.md).
+        release_stored_q(q_empty, loads, p);
+    }
     wgmma_wait(&mut s_acc, &mut token, false);
     release_stage(k_empty, base % k_stages, k_stages);
     if t_begin < t1 || t_begin >= t2 {
@@ -1288,16 +1298,15 @@ fn store_rows_tma<E: Float, N: Size>(
 /// (`WgmmaFwdParams::own_store`): its warps stage their normalised rows of O in the
 /// warpgroup's rows of the block's Q buffer (read only once, into Q's registers, at the
 /// block's start), meet at a barrier of the warpgroup's 128 threads, and one thread stores
-/// the 64 rows, waits until the copies have read them and releases the Q buffer (one of the
-/// `q_empty` barrier's `warpgroups` arrivals). No barrier among all consumers is left at a
-/// block's end.
+/// the 64 rows; it releases the Q buffer (one of the `q_empty` barrier's `warpgroups`
+/// arrivals) once the copies have read them, under the next block's first scores
+/// ([`release_stored_q`]). No barrier among all consumers is left at a block's end.
 #[cube]
 #[allow(clippy::too_many_arguments)]
 fn store_own_rows_tma<E: Float, N: Size>(
     out_map: &mut TensorMap<E, Tiled>,
     lse: &mut Tensor<f32>,
     q_s: &mut SharedMemory<Vector<E, N>>,
-    q_empty: &Sequence<Shared<Barrier>>,
     o_acc: &Array<Vector<f32, Pair>>,
     l_run: &Array<f32>,
     m_run: &Array<f32>,
@@ -1335,8 +1344,25 @@ fn store_own_rows_tma<E: Float, N: Size>(
             p.val_dim,
         );
         tma_group_commit();
+    }
+}
+
+/// The storing thread of each warpgroup (`WgmmaFwdParams::own_store`): waits until the
+/// previous block's output store ([`store_own_rows_tma`], block `loads - 1` of this cube's
+/// walk) has read its rows of that block's Q buffer, then releases the buffer. [`consume`]
+/// calls it under the next block's first scores, so that the warpgroup does not stall on
+/// the store's reads at a block's end; the walk's last store waits at the kernel's end.
+#[cube]
+fn release_stored_q(
+    q_empty: &Sequence<Shared<Barrier>>,
+    loads: u32,
+    #[comptime] p: WgmmaFwdParams,
+) {
+    let q_buffers = comptime!(p.q_buffers());
+    let warpgroup = UNIT_POS_Y / 4;
+    if loads > 0 && UNIT_POS_Y == 4 * warpgroup && UNIT_POS_X == 0 {
         tma_group_wait_read(0u32);
-        release_stage(q_empty, slot, q_buffers);
+        release_stage(q_empty, (loads - 1) % q_buffers, q_buffers);
     }
 }
 
@@ -1512,7 +1538,12 @@ fn key_step<E: Float>(
         s_acc[i as usize] = Vector::new(0.0f32);
     }
     wait_stage(k_full, next_n % ks, next_n / ks, ks);
-    wait_stage(v_full, now_n % vs, now_n / vs, vs);
+    // Where the warpgroups run free (`own_store`), V is awaited only once the scores are
+    // issued, so that they run while V lands; the turns keep both waits ahead of a
+    // warpgroup's turn.
+    if comptime!(!p.own_store()) {
+        wait_stage(v_full, now_n % vs, now_n / vs, vs);
+    }
     let v_now = v_operand(v_addr + (now_n % vs) * v_tile_bytes, p);
     // The warpgroups issue their products in turn (FlashAttention-3's ping-pong), so that one
     // warpgroup's softmax runs while the others' products keep the tensor cores busy.
@@ -1527,6 +1558,9 @@ fn key_step<E: Float>(
         s_acc,
         p,
     );
+    if comptime!(p.own_store()) {
+        wait_stage(v_full, now_n % vs, now_n / vs, vs);
+    }
     wgmma_issue::<E, u16>(
         p_frag,
         &v_now,
